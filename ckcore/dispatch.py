@@ -1,0 +1,149 @@
+"""``dispatch(op, problem, **tensors)``: validate, select (memoised), load, launch.
+
+A lazily created process-wide :class:`Registry` serves the module-level functions; it declares
+``CKCORE_KERNEL_SET`` for the GPU found at first dispatch. Importing ckcore never touches CUDA.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+from typing import Any
+
+from .errors import DeviceError, UnsupportedProblem
+from .registry import Registry, Selection
+from .settings import Settings
+
+__all__ = ["default_registry", "dispatch", "select", "problem", "ops", "launch", "use_interpreter"]
+
+_lock = threading.Lock()
+_default: Registry | None = None
+_warned = False
+
+
+def use_interpreter(settings: Settings | None = None) -> bool:
+    """True when kernels run in Triton's interpreter: ``CKCORE_INTERPRET`` or no CUDA device."""
+    settings = settings or Settings.from_env()
+    if settings.interpret:
+        return True
+    import torch
+
+    return not torch.cuda.is_available()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry: the current GPU's arch (or ``CKCORE_ARCH`` / ``sm_90`` in
+    the interpreter), with ``CKCORE_KERNEL_SET`` declared for every op."""
+    global _default
+    with _lock:
+        if _default is None:
+            settings = Settings.from_env()
+            arch, device_name = settings.arch, None
+            if not use_interpreter(settings):
+                from .arch import detect
+
+                found = detect()
+                if found is not None:
+                    arch = arch or found[0].arch
+                    device_name = found[1]
+            reg = Registry(arch, settings=settings, device_name=device_name)
+            reg.declare()
+            _default = reg
+        return _default
+
+
+def _warn_interpreter() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            "ckcore: no CUDA device (or CKCORE_INTERPRET=1): kernels run in Triton's interpreter on the CPU; "
+            "this is for correctness checks only and is very slow",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, instance: str | None = None,
+           interpret: bool | None = None) -> Any:
+    """Run ``op`` on ``tensors`` with the selected (or the named) instance; returns the output.
+
+    :raises UnsupportedProblem: tensors do not match the problem, or sit on the wrong device.
+    :raises NoKernelFound: no instance supports the problem.
+    """
+    spec = registry.catalog.op(op)
+    problem = registry.coerce_problem(op, problem)
+    unknown = set(tensors) - set(spec.inputs) - {spec.output}
+    if unknown:
+        name = sorted(unknown)[0]
+        raise UnsupportedProblem(name, "<tensor>", f"tensors named {', '.join(spec.inputs + (spec.output,))}", op=op)
+    for name in spec.inputs:
+        if tensors.get(name) is None:
+            raise UnsupportedProblem(name, None, "a torch tensor", op=op)
+    spec.check_tensors(problem, tensors)
+    interpret = use_interpreter(registry.settings) if interpret is None else interpret
+    first = tensors[spec.inputs[0]]
+    want = "cpu" if interpret else "cuda"
+    for name, t in tensors.items():
+        if t is not None and t.device.type != want:
+            raise UnsupportedProblem(f"{name}.device", str(t.device),
+                                     f"a {want} tensor ({'interpreter' if interpret else 'GPU'} mode)", op=op)
+        if t is not None and t.device != first.device:
+            raise UnsupportedProblem(f"{name}.device", str(t.device), f"the device of {spec.inputs[0]} ({first.device})", op=op)
+    out = tensors.get(spec.output)
+    if out is None:
+        out = spec.empty_output(problem, first)
+        spec.check_tensors(problem, {**tensors, spec.output: out})
+    if instance is None:
+        inst = registry.select(problem).instance
+    else:
+        inst = registry.instances.get(instance)
+        if inst is None or inst.op != op:
+            raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
+        reason = registry.family(inst).supports(inst.key, problem)
+        if reason:
+            raise UnsupportedProblem("instance", instance, f"an instance supporting {problem.name} ({reason})", op=op)
+    fam = registry.family(inst)
+    kernel = registry.load(inst, interpret=interpret)
+    args = fam.launch_args(inst.key, problem, {**tensors, spec.output: out}, interpret=interpret)
+    grid = fam.grid(inst.key, problem)
+    if interpret:
+        _warn_interpreter()
+        kernel[grid](*args)
+    else:
+        import torch
+
+        with torch.cuda.device(first.device):
+            try:
+                kernel[grid](*args)
+            except Exception as exc:  # launcher / driver failure: report it as a ckcore error
+                raise DeviceError(f"launching {inst.name} on {first.device} failed: {exc}") from exc
+    return out
+
+
+def dispatch(op: str, problem, **tensors) -> Any:
+    """Compute ``op`` for ``problem`` on torch ``tensors`` with the selected kernel; returns the
+    output tensor (the ``out`` tensor passed in, or a new one), launched on the current stream.
+
+    :param problem: the op's problem object, or a dict of its fields.
+    :raises UnsupportedProblem: bad problem, or tensors that do not match it.
+    :raises NoKernelFound, CompileError, DeviceError:
+    """
+    return launch(default_registry(), op, problem, tensors)
+
+
+def select(op: str, problem) -> Selection:
+    """The instance :func:`dispatch` would run for ``problem``, and the reason."""
+    reg = default_registry()
+    return reg.select(reg.coerce_problem(op, problem))
+
+
+def problem(op: str, **fields):
+    """A validated problem of ``op``. :raises UnsupportedProblem, UnknownOperatorError:"""
+    return default_registry().problem(op, **fields)
+
+
+def ops() -> list[str]:
+    """Names of the ops the installed plugins define."""
+    return sorted(default_registry().catalog.ops)

@@ -1,0 +1,258 @@
+"""The registry: declared kernel instances for one target architecture, their fingerprints,
+building them into the cache, selecting one per problem, and loading it for launch."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import attrs
+
+from . import arch as arch_mod
+from .build import BuildReport, build_many, compile_into_cache
+from .cache import Cache
+from .compiler import CompileJob, get_compiler
+from .errors import CompileError, InvalidKernelKey, NoKernelFound, UnsupportedProblem
+from .heuristics import Candidate, Ranked, get_heuristic
+from .keys import KeyBase, ProblemBase, sha256_json
+from .plugins import Catalog, get_plugin_manager
+from .render import render
+from .settings import Settings
+from .spec import Instance, KernelFamily
+
+__all__ = ["Registry", "Selection"]
+
+KERNEL_SET_FORMAT = "ckcore-kernel-set/1"
+
+
+@attrs.frozen
+class Selection:
+    """The chosen instance for a problem, why, and the full ranking (best first)."""
+
+    instance: Instance
+    reason: str
+    ranked: tuple[Ranked, ...]
+    rejected: dict = attrs.field(eq=False, hash=False)
+
+
+class Registry:
+    """Declared instances of the loaded plugins' kernel families for one architecture.
+
+    :param arch: target (``"sm_90"``); default ``CKCORE_ARCH``, else ``sm_90``. Never touches CUDA.
+    :param settings: configuration (default :meth:`Settings.from_env`).
+    :param catalog: ops and families (default: from the installed plugins).
+    :param device_name: GPU product name used for peak figures in cost models (``"NVIDIA H200"``).
+    """
+
+    def __init__(self, arch: str | None = None, *, settings: Settings | None = None, catalog: Catalog | None = None,
+                 device_name: str | None = None):
+        self.settings = settings or Settings.from_env()
+        self.arch = arch_mod.load(arch or self.settings.arch or "sm_90")
+        self.device = self.arch.device(device_name)
+        self.catalog = catalog or Catalog(get_plugin_manager(self.settings))
+        self.cache = Cache(self.settings.resolved_cache_dir())
+        self.instances: dict[str, Instance] = {}
+        self._jobs: dict[str, CompileJob] = {}
+        self._fingerprints: dict[str, str] = {}
+        self._selections: dict[ProblemBase, Selection] = {}
+        self._loaded: dict[tuple[str, bool], Any] = {}
+        self._failed: dict[str, str] = {}
+
+    # declaring --------------------------------------------------------------------------------
+    def family(self, instance: Instance) -> KernelFamily:
+        return self.catalog.families[instance.family]
+
+    def add(self, family: KernelFamily | str, key: KeyBase | dict) -> Instance:
+        """Declare one instance. :raises InvalidKernelKey: the key is invalid on this arch."""
+        fam = self.catalog.families[family] if isinstance(family, str) else family
+        if isinstance(key, dict):
+            key = fam.key_cls.from_dict(key)
+        if not isinstance(key, fam.key_cls):
+            raise InvalidKernelKey(repr(key), [f"expected a {fam.key_cls.__name__} for family {fam.name}"])
+        reasons = fam.check(key, self.arch)
+        if reasons:
+            raise InvalidKernelKey(key.name, reasons)
+        inst = Instance.of(fam, key)
+        other = self.instances.get(inst.name)
+        if other is not None and other != inst:
+            raise InvalidKernelKey(inst.name, [f"name already used by a different key {other.key!r}"])
+        self.instances[inst.name] = inst
+        self._selections.clear()
+        return inst
+
+    def declare(self, op: str | None = None, kernel_set: str | None = None) -> list[Instance]:
+        """Declare the named kernel set (default ``CKCORE_KERNEL_SET``) of every family of
+        ``op`` (or of all ops). :raises NoKernelFound: no family has a set of that name."""
+        kernel_set = kernel_set or self.settings.kernel_set
+        families = self.catalog.families_of(op) if op else list(self.catalog.families.values())
+        added = []
+        for fam in families:
+            sets = fam.kernel_sets()
+            if kernel_set in sets:
+                added += [self.add(fam, key) for key in sets[kernel_set](self.arch)]
+        if not added:
+            known = sorted({s for f in families for s in f.kernel_sets()})
+            raise NoKernelFound(op or "*", f"kernel set {kernel_set!r}", {"(sets)": f"known sets: {', '.join(known)}"})
+        return added
+
+    def load_json(self, path: str | Path) -> list[Instance]:
+        """Declare the instances of a JSON kernel-set file (the :meth:`export_json` format)."""
+        data = json.loads(Path(path).read_text())
+        if data.get("format") != KERNEL_SET_FORMAT:
+            raise InvalidKernelKey(str(path), [f"format={data.get('format')!r}: expected {KERNEL_SET_FORMAT!r}"])
+        return [self.add(item["family"], item["key"]) for item in data["instances"]]
+
+    def export_json(self, path: str | Path | None = None) -> dict:
+        """The declared instances as a JSON kernel set; written to ``path`` when given."""
+        data = {
+            "format": KERNEL_SET_FORMAT,
+            "arch": self.arch.arch,
+            "instances": [
+                {"name": i.name, "op": i.op, "family": i.family, "key": i.key.to_dict()}
+                for i in sorted(self.instances.values(), key=lambda i: i.name)
+            ],
+        }
+        if path is not None:
+            Path(path).write_text(json.dumps(data, indent=1) + "\n")
+        return data
+
+    def of_op(self, op: str) -> list[Instance]:
+        return [i for i in self.instances.values() if i.op == op]
+
+    # identity ---------------------------------------------------------------------------------
+    def job(self, inst: Instance) -> CompileJob:
+        """The compile job of an instance (rendered once, then memoised)."""
+        job = self._jobs.get(inst.name)
+        if job is None:
+            fam = self.family(inst)
+            job = CompileJob(
+                name=inst.name,
+                source=render(fam, inst.key, self.arch),
+                signature=fam.signature(inst.key),
+                constexprs=fam.constexprs(inst.key),
+                divisible_by_16=fam.divisible_by_16(inst.key),
+                options=fam.compile_options(inst.key),
+                arch=self.arch.arch,
+                cc=self.arch.cc,
+            )
+            self._jobs[inst.name] = job
+        return job
+
+    def fingerprint(self, inst: Instance) -> str:
+        """sha256 of the rendered source, compiler driver and version, target arch and options."""
+        fp = self._fingerprints.get(inst.name)
+        if fp is None:
+            driver = get_compiler(self.settings.compiler)
+            fp = sha256_json({"job": self.job(inst).identity(), "compiler": driver.name, "version": driver.version()})
+            self._fingerprints[inst.name] = fp
+        return fp
+
+    def _meta(self, inst: Instance) -> dict:
+        driver = get_compiler(self.settings.compiler)
+        return {"name": inst.name, "op": inst.op, "family": inst.family, "key": inst.key.to_dict(),
+                "arch": self.arch.arch, "compiler": driver.name, "compiler_version": driver.version()}
+
+    # building ---------------------------------------------------------------------------------
+    def build(self, max_workers: int | None = None, *, progress: bool = True, instances: Iterable[Instance] | None = None) -> BuildReport:
+        """Compile every declared instance missing from the cache, in parallel spawn-based
+        workers (``max_workers``; default ``CKCORE_BUILD_WORKERS`` or the CPU count).
+        Cached compile failures count as failed and are not retried."""
+        started = time.perf_counter()
+        todo, report = [], BuildReport()
+        for inst in instances if instances is not None else list(self.instances.values()):
+            fp = self.fingerprint(inst)
+            entry = self.cache.lookup(fp)
+            if entry is None:
+                todo.append((self.job(inst), fp, self._meta(inst)))
+            elif entry.ok:
+                report.cached += 1
+            else:
+                report.failed += 1
+                report.failures[inst.name] = entry.meta.get("error", "compile failed")
+        workers = max_workers or self.settings.workers or os.cpu_count() or 1
+        built = build_many(todo, str(self.cache.root), self.settings.compiler, min(workers, max(len(todo), 1)), progress)
+        report.compiled, report.failed = built.compiled, report.failed + built.failed
+        report.failures.update(built.failures)
+        self._failed.update(report.failures)
+        self._selections.clear()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # selecting --------------------------------------------------------------------------------
+    def candidates(self, problem: ProblemBase) -> tuple[list[Candidate], dict[str, str]]:
+        """Instances that support ``problem``, and ``{name: reason}`` for those that do not."""
+        ok, rejected = [], {}
+        for inst in self.of_op(problem.op):
+            fam = self.family(inst)
+            reason = self._failed.get(inst.name) and "failed to compile"
+            reason = reason or fam.supports(inst.key, problem)
+            if reason:
+                rejected[inst.name] = reason
+            else:
+                ok.append(Candidate(inst, fam))
+        return ok, rejected
+
+    def select(self, problem: ProblemBase) -> Selection:
+        """The instance to run ``problem`` with, and why (memoised per problem).
+
+        :raises NoKernelFound: no declared instance supports it.
+        """
+        sel = self._selections.get(problem)
+        if sel is not None:
+            return sel
+        self.catalog.op(problem.op)
+        cands, rejected = self.candidates(problem)
+        if not cands:
+            raise NoKernelFound(problem.op, problem.name, rejected)
+        heuristic = get_heuristic(self.settings.heuristic)
+        ranked = tuple(heuristic.rank(problem, cands, self.arch, self.device))
+        best = ranked[0]
+        reason = (f"{heuristic.name}: best score {best.score:.4g} ({best.note}) of {len(ranked)} supporting "
+                  f"instances; {len(rejected)} rejected")
+        sel = Selection(best.instance, reason, ranked, rejected)
+        self._selections[problem] = sel
+        return sel
+
+    # loading ----------------------------------------------------------------------------------
+    def load(self, inst: Instance, *, interpret: bool = False):
+        """A launchable kernel (``kernel[grid](*args)``) for ``inst``.
+
+        On the GPU the compiled binary comes from the cache (compiled now if missing or
+        damaged). With ``interpret`` the rendered source runs in Triton's interpreter.
+        :raises CompileError: the instance does not compile (a cached negative entry included).
+        """
+        memo = self._loaded.get((inst.name, interpret))
+        if memo is not None:
+            return memo
+        job = self.job(inst)
+        if interpret:
+            from .interpret import interpreted_kernel
+
+            kernel = interpreted_kernel(job)
+        else:
+            fp = self.fingerprint(inst)
+            entry = self.cache.lookup(fp)
+            if entry is None:
+                entry = compile_into_cache(job, fp, str(self.cache.root), self.settings.compiler, self._meta(inst))
+            if not entry.ok:
+                raise CompileError(inst.name, self.arch.arch, entry.meta.get("error", "compile failed"))
+            kernel = get_compiler(self.settings.compiler).load(job, entry.files, fp)
+        self._loaded[(inst.name, interpret)] = kernel
+        return kernel
+
+    def problem(self, op: str, **fields) -> ProblemBase:
+        """Build and validate a problem of ``op``. :raises UnsupportedProblem, UnknownOperatorError:"""
+        spec = self.catalog.op(op)
+        return spec.problem(**fields)
+
+    def coerce_problem(self, op: str, problem) -> ProblemBase:
+        """``problem`` as the op's problem object (a dict is converted and validated)."""
+        spec = self.catalog.op(op)
+        if isinstance(problem, dict):
+            return spec.problem(**problem)
+        if not isinstance(problem, spec.problem_cls):
+            raise UnsupportedProblem("problem", type(problem).__name__, f"a {spec.problem_cls.__name__} or a dict", op=op)
+        return problem

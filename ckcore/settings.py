@@ -1,0 +1,92 @@
+"""Every ``CKCORE_*`` environment variable, declared once.
+
+Nothing else in ckcore reads ``os.environ``. Build a :class:`Settings` with
+:meth:`Settings.from_env` and pass it down; ``docs/settings.md`` lists the same fields.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+__all__ = ["Settings", "ENV_VARS"]
+
+
+def _split(value: str | None) -> tuple[str, ...] | None:
+    if value is None or not value.strip():
+        return None
+    return tuple(sorted({v.strip() for v in value.split(",") if v.strip()}))
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """ckcore configuration.
+
+    :ivar cache_dir: ``CKCORE_CACHE_DIR``: cache root; default is the per-user cache directory
+        (``platformdirs.user_cache_dir("ckcore")``).
+    :ivar plugins: ``CKCORE_PLUGINS``: comma-separated allow-list of plugin (entry-point) names;
+        unset means all installed plugins.
+    :ivar disabled_plugins: ``CKCORE_DISABLE_PLUGINS``: comma-separated block-list.
+    :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules``; default ``rules``).
+    :ivar compiler: ``CKCORE_COMPILER``: compiler driver (default ``triton``).
+    :ivar arch: ``CKCORE_ARCH``: target arch (``sm_90``...) overriding detection.
+    :ivar kernel_set: ``CKCORE_KERNEL_SET``: kernel set that dispatch declares (default ``default``).
+    :ivar interpret: ``CKCORE_INTERPRET``: run kernels in Triton's interpreter even with a GPU.
+    :ivar workers: ``CKCORE_BUILD_WORKERS``: default parallel compile workers (default: CPU count).
+    """
+
+    cache_dir: Path | None = None
+    plugins: tuple[str, ...] | None = None
+    disabled_plugins: tuple[str, ...] = ()
+    heuristic: str = "rules"
+    compiler: str = "triton"
+    arch: str | None = None
+    kernel_set: str = "default"
+    interpret: bool = False
+    workers: int | None = None
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
+        """Read the ``CKCORE_*`` variables of ``env`` (default ``os.environ``)."""
+        env = os.environ if env is None else env
+        workers = env.get("CKCORE_BUILD_WORKERS")
+        cache = env.get("CKCORE_CACHE_DIR")
+        return cls(
+            cache_dir=Path(cache).expanduser() if cache else None,
+            plugins=_split(env.get("CKCORE_PLUGINS")),
+            disabled_plugins=_split(env.get("CKCORE_DISABLE_PLUGINS")) or (),
+            heuristic=env.get("CKCORE_HEURISTIC") or "rules",
+            compiler=env.get("CKCORE_COMPILER") or "triton",
+            arch=env.get("CKCORE_ARCH") or None,
+            kernel_set=env.get("CKCORE_KERNEL_SET") or "default",
+            interpret=_truthy(env.get("CKCORE_INTERPRET")),
+            workers=int(workers) if workers else None,
+        )
+
+    def resolved_cache_dir(self) -> Path:
+        """The cache root: ``cache_dir`` or the platform's per-user cache directory."""
+        if self.cache_dir is not None:
+            return self.cache_dir
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("ckcore"))
+
+
+#: environment variable -> Settings field, for docs and tests.
+ENV_VARS = {
+    "CKCORE_CACHE_DIR": "cache_dir",
+    "CKCORE_PLUGINS": "plugins",
+    "CKCORE_DISABLE_PLUGINS": "disabled_plugins",
+    "CKCORE_HEURISTIC": "heuristic",
+    "CKCORE_COMPILER": "compiler",
+    "CKCORE_ARCH": "arch",
+    "CKCORE_KERNEL_SET": "kernel_set",
+    "CKCORE_INTERPRET": "interpret",
+    "CKCORE_BUILD_WORKERS": "workers",
+}

@@ -1,0 +1,163 @@
+"""What plugins contribute: :class:`Operator` (an op and its problem schema) and
+:class:`KernelFamily` (kernels serving an op), plus :class:`Instance` (one declared kernel).
+
+Plugins subclass these and pass instances to the ``register`` callbacks of the
+``ck_register_*`` hooks. The same contract holds for in-tree and third-party plugins.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, Mapping
+
+import attrs
+import numpy as np
+
+from .arch import ArchSpec, DeviceSpec
+from .keys import KeyBase, ProblemBase
+
+__all__ = ["Tolerance", "Operator", "KernelFamily", "Instance"]
+
+
+@attrs.frozen
+class Tolerance:
+    """Allowed error against the float64 reference: ``|out - ref| <= atol + rtol * |ref|``."""
+
+    atol: float
+    rtol: float
+
+
+class Operator(abc.ABC):
+    """An operation (``gemm``...) and everything the core needs to know about it.
+
+    Class attributes: ``name`` (the op name), ``problem_cls`` (a :class:`ProblemBase` subclass),
+    ``inputs`` (names of input tensors), ``output`` (name of the output tensor).
+    """
+
+    name: str
+    problem_cls: type
+    inputs: tuple[str, ...]
+    output: str
+
+    def problem(self, **fields) -> ProblemBase:
+        """Build and validate a problem. :raises UnsupportedProblem: a bad field."""
+        return self.problem_cls(**fields)
+
+    @abc.abstractmethod
+    def problem_from_tensors(self, **tensors) -> ProblemBase:
+        """The problem that torch ``tensors`` describe. :raises UnsupportedProblem:"""
+
+    @abc.abstractmethod
+    def check_tensors(self, problem: ProblemBase, tensors: Mapping[str, Any]) -> None:
+        """Check shapes, strides, dtypes and devices of ``tensors`` against ``problem``
+        (the output may be absent). :raises UnsupportedProblem: naming the tensor field."""
+
+    @abc.abstractmethod
+    def empty_output(self, problem: ProblemBase, like) -> Any:
+        """A new torch output tensor for ``problem`` on ``like``'s device."""
+
+    @abc.abstractmethod
+    def random_inputs(self, problem: ProblemBase, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Random float64 NumPy inputs (already representable in the problem's dtype),
+        shaped and laid out (as logical arrays) for :meth:`reference` and :meth:`to_torch`."""
+
+    @abc.abstractmethod
+    def to_torch(self, problem: ProblemBase, arrays: Mapping[str, np.ndarray], device) -> dict[str, Any]:
+        """Torch tensors with the problem's dtype and memory layout holding ``arrays``."""
+
+    @abc.abstractmethod
+    def reference(self, problem: ProblemBase, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+        """The exact result in float64 on the CPU (NumPy)."""
+
+    @abc.abstractmethod
+    def flops(self, problem: ProblemBase) -> float:
+        """Floating-point operations of the problem (a multiply-add counts 2)."""
+
+    @abc.abstractmethod
+    def min_bytes(self, problem: ProblemBase) -> float:
+        """Fewest bytes moved: each input read once, each output written once."""
+
+    @abc.abstractmethod
+    def tolerance(self, problem: ProblemBase) -> Tolerance:
+        """Allowed error of a correct kernel against :meth:`reference`."""
+
+    @abc.abstractmethod
+    def torch_baseline(self, problem: ProblemBase, tensors: Mapping[str, Any]) -> Callable[[], Any]:
+        """A zero-argument callable computing the op through PyTorch (cuBLAS / cuDNN)."""
+
+    def features(self, problem: ProblemBase) -> dict[str, float]:
+        """Numeric problem features for learned heuristics."""
+        return {k: float(v) for k, v in problem.to_dict().items() if isinstance(v, (int, float))}
+
+
+class KernelFamily(abc.ABC):
+    """A family of kernels rendered from one template, serving one op.
+
+    Class attributes: ``name`` (family name), ``op``, ``key_cls`` (a :class:`KeyBase` subclass),
+    ``template_package`` (the Python package whose ``templates/`` folder holds the template) and
+    ``template`` (file name inside it).
+    """
+
+    name: str
+    op: str
+    key_cls: type
+    template_package: str
+    template: str
+
+    @abc.abstractmethod
+    def check(self, key: KeyBase, arch: ArchSpec) -> list[str]:
+        """Every reason ``key`` cannot be built or run on ``arch`` (empty when valid)."""
+
+    @abc.abstractmethod
+    def supports(self, key: KeyBase, problem: ProblemBase) -> str | None:
+        """Why ``key`` cannot run ``problem``, or None if it can."""
+
+    @abc.abstractmethod
+    def signature(self, key: KeyBase) -> dict[str, str]:
+        """Kernel arguments in order, mapped to Triton types (``*bf16``, ``i32``, ``constexpr``)."""
+
+    def constexprs(self, key: KeyBase) -> dict[str, Any]:
+        """Values of the ``constexpr`` arguments when compiling for a GPU."""
+        return {}
+
+    def divisible_by_16(self, key: KeyBase) -> tuple[str, ...]:
+        """Arguments the compiled kernel may assume divisible by 16 (pointers: 16-byte aligned)."""
+        return ()
+
+    @abc.abstractmethod
+    def compile_options(self, key: KeyBase) -> dict[str, Any]:
+        """Compiler options (``num_warps``, ``num_stages``...)."""
+
+    @abc.abstractmethod
+    def grid(self, key: KeyBase, problem: ProblemBase) -> tuple[int, int, int]:
+        """Launch grid for ``problem``."""
+
+    @abc.abstractmethod
+    def launch_args(self, key: KeyBase, problem: ProblemBase, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        """Positional kernel arguments (constexprs included, in signature order)."""
+
+    @abc.abstractmethod
+    def kernel_sets(self) -> dict[str, Callable[[ArchSpec], list[KeyBase]]]:
+        """Named sets of preselected keys: ``{"default": fn(arch) -> [keys], ...}``."""
+
+    @abc.abstractmethod
+    def estimate_ms(self, key: KeyBase, problem: ProblemBase, arch: ArchSpec, device: DeviceSpec) -> float:
+        """A rough run-time estimate (ms) used by the ``rules`` heuristic to rank candidates."""
+
+    def features(self, key: KeyBase) -> dict[str, float]:
+        """Numeric kernel features for learned heuristics."""
+        return {k: float(v) for k, v in key.to_dict().items() if isinstance(v, (int, float))}
+
+
+@attrs.frozen
+class Instance:
+    """One declared kernel: a family and a key. ``name`` is ``key.name``."""
+
+    family: str
+    op: str
+    key: Any
+    name: str
+
+    @classmethod
+    def of(cls, family: KernelFamily, key: KeyBase) -> "Instance":
+        return cls(family=family.name, op=family.op, key=key, name=key.name)

@@ -1,0 +1,58 @@
+"""The key of the ``gemm_tiled`` kernel family."""
+
+from __future__ import annotations
+
+import attrs
+
+from ckcore import DType, KeyBase
+from ckcore.errors import InvalidKernelKey
+from ckcore.keys import enum_converter, member_of
+
+from .problem import Layout
+
+__all__ = ["GemmKey"]
+
+
+def _pow2_in(lo: int, hi: int):
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, int) or value < lo or value > hi or value & (value - 1):
+            raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected a power of two in [{lo}, {hi}]"])
+
+    return check
+
+
+def _int_in(lo: int, hi: int):
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected an integer in [{lo}, {hi}]"])
+
+    return check
+
+
+def _bool(instance, attribute, value):
+    if not isinstance(value, bool):
+        raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected true or false"])
+
+
+@attrs.frozen(kw_only=True)
+class GemmKey(KeyBase):
+    """One tiled GEMM kernel: dtype, layout, block M/N/K, group-M ordering, warps, stages, and
+    ``aligned`` (assumes 16-byte-aligned pointers, leading dimensions and contiguous sizes
+    divisible by 16, 32-bit offsets) versus the generic fallback (no assumptions, 64-bit offsets)."""
+
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
+    block_m: int = attrs.field(validator=_pow2_in(16, 256))
+    block_n: int = attrs.field(validator=_pow2_in(16, 256))
+    block_k: int = attrs.field(validator=_pow2_in(16, 256))
+    group_m: int = attrs.field(default=8, validator=_pow2_in(1, 16))
+    num_warps: int = attrs.field(default=4, validator=_pow2_in(1, 16))
+    num_stages: int = attrs.field(default=3, validator=_int_in(1, 8))
+    aligned: bool = attrs.field(default=True, validator=_bool)
+
+    @property
+    def name(self) -> str:
+        return (
+            f"gemm_tiled_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
+            f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}_{'a16' if self.aligned else 'generic'}"
+        )

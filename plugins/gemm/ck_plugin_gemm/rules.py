@@ -1,0 +1,56 @@
+"""The cost model the ``rules`` heuristic ranks ``gemm_tiled`` instances with.
+
+estimate = max(compute, memory) + launch, where
+- compute: the busiest SM's tiles (⌈tiles / SMs⌉) × 2·BM·BN·K_padded at the SM's share of the
+  device's dense peak (arch_specs, datasheet) times a tile efficiency that grows with the tile
+  (larger tiles reuse operands more; below 64 rows Hopper's warpgroup MMA is not used);
+- memory: the larger of the minimum traffic at HBM bandwidth and the operand traffic of every
+  tile (each tile reads (BM+BN)·K elements, mostly from L2), at a per-SM share of bandwidth that
+  shrinks when few SMs are busy.
+Figures are rough; they only need to order candidates sensibly.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ckcore import DType
+from ckcore.arch import ArchSpec, DeviceSpec
+
+from .keys import GemmKey
+from .problem import GemmProblem
+
+__all__ = ["estimate_ms"]
+
+LAUNCH_MS = 0.004
+L2_OVER_HBM = 2.5
+
+
+def _tile_efficiency(key: GemmKey, arch: ArchSpec) -> float:
+    area = key.block_m * key.block_n
+    eff = 0.85 * min(1.0, (area / (128 * 256)) ** 0.3)
+    if arch.wgmma and key.block_m < 64:
+        eff *= 0.55
+    if not key.aligned:
+        eff *= 0.5
+    return eff
+
+
+def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+    """Estimated run time in ms of ``key`` on ``p`` (see the module docstring)."""
+    item = p.dtype.itemsize
+    peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
+    bw = device.mem_bandwidth_gbps * 1e9
+    tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
+    k_pad = math.ceil(p.K / key.block_k) * key.block_k
+    per_sm = math.ceil(tiles / arch.sm_count)
+    compute = per_sm * 2.0 * key.block_m * key.block_n * k_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
+    busy = min(tiles, arch.sm_count)
+    min_bytes = (p.M * p.K + p.K * p.N + p.M * p.N) * item
+    tile_bytes = per_sm * (key.block_m + key.block_n) * k_pad * item
+    per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(2.0, arch.sm_count / busy) ** 0.5
+    # Short K loops cannot fill a deep pipeline; long, thin loops pay per-iteration latency.
+    iters = k_pad // key.block_k
+    latency = per_sm * iters * 0.6e-6 * (1.0 if key.num_stages >= 3 else 1.5)
+    memory = max(min_bytes / bw, tile_bytes / per_sm_bw)
+    return (max(compute, memory, latency)) * 1e3 + LAUNCH_MS
