@@ -65,6 +65,11 @@ class Operator(abc.ABC):
     def to_torch(self, problem: ProblemBase, arrays: Mapping[str, np.ndarray], device) -> dict[str, Any]:
         """Torch tensors with the problem's dtype and memory layout holding ``arrays``."""
 
+    def random_tensors(self, problem: ProblemBase, seed: int, device) -> dict[str, Any]:
+        """Random input tensors on ``device`` (for benchmarks; no reference needed).
+        Default: :meth:`to_torch` of :meth:`random_inputs`; ops may generate on the device."""
+        return self.to_torch(problem, self.random_inputs(problem, np.random.default_rng(seed)), device)
+
     @abc.abstractmethod
     def reference(self, problem: ProblemBase, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
         """The exact result in float64 on the CPU (NumPy)."""

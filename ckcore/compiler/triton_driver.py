@@ -88,4 +88,6 @@ class TritonCompiler:
             fn=types.SimpleNamespace(arg_names=names),
         )
         group = {f"{job.name}.json": str(files["kernel.json"]), f"{job.name}.cubin": str(files["kernel.cubin"])}
-        return CompiledKernel(src, group, fingerprint)
+        kernel = CompiledKernel(src, group, fingerprint)
+        kernel._init_handles()  # load the module now, so the first launch pays nothing extra
+        return kernel

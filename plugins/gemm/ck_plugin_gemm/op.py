@@ -110,21 +110,33 @@ class GemmOperator(Operator):
         so a kernel that reads it is caught)."""
         import torch
 
-        out = {}
-        for name in ("a", "b"):
-            arr = arrays[name]
-            rows, cols = arr.shape
-            s0, s1 = problem.tensor_strides()[name]
-            if s1 == 1:
-                storage = torch.full((max(rows, 1), s0), float("nan"), dtype=torch.float64)
-                storage[:, :cols] = torch.from_numpy(arr)
-                t = storage.to(problem.dtype.torch).to(device)[:, :cols]
-            else:
-                storage = torch.full((max(cols, 1), s1), float("nan"), dtype=torch.float64)
-                storage[:, :rows] = torch.from_numpy(arr.T.copy())
-                t = storage.to(problem.dtype.torch).to(device)[:, :rows].t()
-            out[name] = t
-        return out
+        return {name: self._laid_out(problem, name, torch.from_numpy(np.ascontiguousarray(arrays[name])), device)
+                for name in ("a", "b")}
+
+    def random_tensors(self, problem: GemmProblem, seed: int, device) -> dict[str, Any]:
+        """Standard-normal A and B generated on ``device`` (fast for large problems)."""
+        import torch
+
+        g = torch.Generator(device=device).manual_seed(seed)
+        shapes = problem.tensor_shapes()
+        return {name: self._laid_out(problem, name, torch.randn(shapes[name], generator=g, device=device,
+                                                                dtype=torch.float32), device)
+                for name in ("a", "b")}
+
+    @staticmethod
+    def _laid_out(problem: GemmProblem, name: str, logical, device):
+        import torch
+
+        rows, cols = logical.shape
+        row_major = (problem.layout.a if name == "a" else problem.layout.b) == "r"
+        ld = problem.lda if name == "a" else problem.ldb
+        if row_major:
+            storage = torch.full((rows, ld), float("nan"), dtype=logical.dtype, device=logical.device)
+            storage[:, :cols] = logical
+            return storage.to(device=device, dtype=problem.dtype.torch)[:, :cols]
+        storage = torch.full((cols, ld), float("nan"), dtype=logical.dtype, device=logical.device)
+        storage[:, :rows] = logical.t()
+        return storage.to(device=device, dtype=problem.dtype.torch)[:, :rows].t()
 
     def reference(self, problem: GemmProblem, arrays) -> np.ndarray:
         """A @ B in float64."""

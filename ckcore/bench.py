@@ -1,0 +1,84 @@
+"""``ckcore bench``: ckcore against the PyTorch path (cuBLAS / cuDNN) on a shape suite, in one run.
+
+For every problem of the suite: random inputs, the selected instance and the torch baseline
+each timed with :func:`ckcore.measure.time_ms`, ckcore's output checked against the baseline's
+(within twice the op's tolerance, since both round), TFLOP/s and GB/s from the op's FLOP and
+minimum-byte counts. ``speedup`` = torch_ms / ckcore_ms (> 1: ckcore is faster).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Iterator
+
+from .dispatch import launch
+from .measure import compare_tensors, device_of, environment, poisoned_output, time_ms
+from .registry import Registry
+
+__all__ = ["read_suite", "bench_problem", "summarize", "geomean"]
+
+
+def read_suite(path: str | Path, op: str) -> list[dict]:
+    """The rows of a JSON-lines suite whose ``op`` is ``op`` (``name`` kept, ``op`` dropped)."""
+    rows = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if row.get("op", op) == op:
+                rows.append(row)
+    return rows
+
+
+def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool, seed: int = 0,
+                  warmup: int = 25, rep: int = 100) -> dict:
+    """One suite row measured: times (ms), TFLOP/s, GB/s, speedup, check against torch."""
+    spec = registry.catalog.op(op)
+    problem = spec.problem(**fields)
+    sel = registry.select(problem)
+    tensors = spec.random_tensors(problem, seed, device_of(interpret))
+    ours = dict(tensors)
+    ours[spec.output] = poisoned_output(registry, op, problem, tensors)
+    theirs = dict(tensors)
+    theirs[spec.output] = spec.empty_output(problem, tensors[spec.inputs[0]])
+    ck_ms = time_ms(lambda: launch(registry, op, problem, ours, instance=sel.instance.name, interpret=interpret),
+                    interpret=interpret, warmup=warmup, rep=rep)
+    base = spec.torch_baseline(problem, theirs)
+    torch_ms = time_ms(base, interpret=interpret, warmup=warmup, rep=rep)
+    tol = spec.tolerance(problem)
+    check = compare_tensors(ours[spec.output], theirs[spec.output], 2 * tol.atol, 2 * tol.rtol)
+    flops, nbytes = spec.flops(problem), spec.min_bytes(problem)
+    return {
+        "kind": "result", "op": op, "problem": problem.to_dict(), "problem_name": problem.name,
+        "instance": sel.instance.name, "ckcore_ms": ck_ms, "torch_ms": torch_ms,
+        "ckcore_tflops": flops / ck_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9,
+        "ckcore_gbps": nbytes / ck_ms / 1e6, "torch_gbps": nbytes / torch_ms / 1e6,
+        "speedup": torch_ms / ck_ms, "check_vs_torch": check.to_dict(),
+    }
+
+
+def geomean(values) -> float:
+    values = [v for v in values if v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def summarize(results: list[dict], groups: dict[str, callable]) -> dict:
+    """Geomean speedup overall and per named group (``{name: predicate(problem_dict)}``)."""
+    out = {"kind": "summary", "count": len(results), "geomean_speedup": geomean(r["speedup"] for r in results),
+           "all_checks_passed": all(r["check_vs_torch"]["passed"] for r in results)}
+    for name, pred in groups.items():
+        sel = [r for r in results if pred(r["problem"])]
+        out[f"geomean_speedup_{name}"] = geomean(r["speedup"] for r in sel)
+        out[f"count_{name}"] = len(sel)
+    return out
+
+
+def run_suite(registry: Registry, op: str, rows: list[dict], *, interpret: bool, **kw) -> Iterator[dict]:
+    """Yield the environment record, then one result per row."""
+    yield {"kind": "env", **environment(interpret), "arch": registry.arch.arch, "heuristic": registry.settings.heuristic}
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k not in ("op", "name")}
+        result = bench_problem(registry, op, fields, interpret=interpret, **kw)
+        result["name"] = row.get("name")
+        yield result

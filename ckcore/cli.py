@@ -1,0 +1,286 @@
+"""The ``ckcore`` command: plugins, list, build, select, run, profile, bench, cache."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .errors import CkError
+
+__all__ = ["main"]
+
+
+def _json_arg(text: str) -> dict:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text()
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise CkError(f"--problem is not valid JSON ({exc}); expected an object such as "
+                      '\'{"M": 128, "N": 256, "K": 64, "dtype": "bf16", "layout": "rcr"}\'') from None
+    if not isinstance(value, dict):
+        raise CkError(f"--problem must be a JSON object, got {type(value).__name__}")
+    return {k: v for k, v in value.items() if k not in ("op", "name")}
+
+
+def _registry(args, op: str | None = None, declare: bool = True):
+    from .dispatch import use_interpreter
+    from .registry import Registry
+    from .settings import Settings
+
+    settings = Settings.from_env()
+    arch, device = getattr(args, "arch", None) or settings.arch, None
+    if not use_interpreter(settings) and getattr(args, "command", "") not in ("build", "list"):
+        from .arch import detect
+
+        found = detect()
+        if found:
+            arch, device = arch or found[0].arch, found[1]
+    reg = Registry(arch, settings=settings, device_name=device)
+    if declare:
+        if getattr(args, "kernel_set_file", None):
+            reg.load_json(args.kernel_set_file)
+        else:
+            reg.declare(op, getattr(args, "set", None))
+    return reg
+
+
+def _print_table(rows: list[dict], cols: list[str]) -> None:
+    from rich.console import Console  # optional pretty output
+    from rich.table import Table
+
+    table = Table(*cols)
+    for r in rows:
+        table.add_row(*(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols))
+    Console().print(table)
+
+
+def _table(rows: list[dict], cols: list[str]) -> None:
+    try:
+        _print_table(rows, cols)
+    except ImportError:
+        print("  ".join(cols))
+        for r in rows:
+            print("  ".join(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols))
+
+
+def cmd_plugins(args) -> int:
+    from .plugins import Catalog, get_plugin_manager, plugin_distributions
+
+    pm = get_plugin_manager()
+    cat = Catalog(pm)
+    for name, dist, version in plugin_distributions(pm):
+        print(f"plugin {name}: {dist} {version}")
+    for op in sorted(cat.ops):
+        fams = ", ".join(f.name for f in cat.families_of(op))
+        print(f"op {op}: families {fams}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    reg = _registry(args, args.op)
+    for inst in sorted(reg.instances.values(), key=lambda i: i.name):
+        print(f"{inst.op}\t{inst.family}\t{inst.name}")
+    print(f"{len(reg.instances)} instances ({reg.arch.arch})", file=sys.stderr)
+    return 0
+
+
+def cmd_build(args) -> int:
+    reg = _registry(args, args.op)
+    report = reg.build(args.workers, progress=not args.json)
+    out = {"op": args.op, "arch": reg.arch.arch, "instances": len(reg.instances), **report.to_dict()}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{out['instances']} instances for {out['arch']}: {report.compiled} compiled, {report.cached} cached, "
+              f"{report.failed} failed in {report.seconds:.2f} s")
+        for name, err in sorted(report.failures.items()):
+            print(f"  failed {name}: {err.splitlines()[0] if err else ''}")
+    return 0 if report.failed == 0 else 1
+
+
+def cmd_select(args) -> int:
+    reg = _registry(args, args.op)
+    problem = reg.coerce_problem(args.op, _json_arg(args.problem))
+    sel = reg.select(problem)
+    print(sel.instance.name)
+    if args.explain:
+        print(f"problem: {problem.name}\nreason: {sel.reason}")
+        for r in sel.ranked[:10]:
+            print(f"  {r.score:10.4g}  {r.instance.name}")
+        for name, why in sorted(sel.rejected.items())[: args.max_rejected]:
+            print(f"  rejected {name}: {why}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from .dispatch import launch, use_interpreter
+    from .measure import device_of, environment, time_ms, validate
+
+    out: dict = {"op": args.op, "status": "error"}
+    try:
+        reg = _registry(args, args.op)
+        interpret = use_interpreter(reg.settings)
+        spec = reg.catalog.op(args.op)
+        problem = reg.coerce_problem(args.op, _json_arg(args.problem))
+        out["problem"] = problem.to_dict()
+        inst = args.instance or reg.select(problem).instance.name
+        out["instance"] = inst
+        out["device"] = environment(interpret)["gpu"] or "triton-interpreter (cpu)"
+        validation = validate(reg, args.op, problem, instance=inst) if args.validate else None
+        tensors = spec.random_tensors(problem, 1, device_of(interpret))
+        ms = time_ms(lambda: launch(reg, args.op, problem, tensors, instance=inst), interpret=interpret)
+        out.update(time_ms=ms, tflops=spec.flops(problem) / ms / 1e9, gbps=spec.min_bytes(problem) / ms / 1e6,
+                   validation=validation.to_dict() if validation else None)
+        out["status"] = "ok" if validation is None or validation.passed else "failed"
+    except CkError as exc:
+        out["error"] = {"type": type(exc).__name__, "message": str(exc)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k}: {v}")
+    return 0 if out["status"] == "ok" else 1
+
+
+def cmd_profile(args) -> int:
+    from .dispatch import launch, use_interpreter
+    from .measure import device_of, time_ms
+
+    reg = _registry(args, args.op)
+    interpret = use_interpreter(reg.settings)
+    spec = reg.catalog.op(args.op)
+    problem = reg.coerce_problem(args.op, _json_arg(args.problem))
+    sel = reg.select(problem)
+    tensors = spec.random_tensors(problem, 0, device_of(interpret))
+    rows = []
+    for r in sel.ranked:
+        try:
+            ms = time_ms(lambda: launch(reg, args.op, problem, tensors, instance=r.instance.name),
+                         interpret=interpret, warmup=args.warmup, rep=args.rep)
+        except CkError as exc:
+            rows.append({"instance": r.instance.name, "estimate_ms": r.score, "time_ms": float("nan"), "tflops": 0.0, "error": str(exc)})
+            continue
+        rows.append({"instance": r.instance.name, "estimate_ms": r.score, "time_ms": ms, "tflops": spec.flops(problem) / ms / 1e9})
+    base = spec.torch_baseline(problem, dict(tensors))
+    torch_ms = time_ms(base, interpret=interpret, warmup=args.warmup, rep=args.rep)
+    rows.sort(key=lambda r: (r["time_ms"] != r["time_ms"], r["time_ms"]))
+    if args.json:
+        print(json.dumps({"op": args.op, "problem": problem.to_dict(), "selected": sel.instance.name,
+                          "torch_ms": torch_ms, "instances": rows}))
+    else:
+        _table(rows, ["instance", "estimate_ms", "time_ms", "tflops"])
+        print(f"selected: {sel.instance.name}; torch: {torch_ms:.4g} ms")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import read_suite, run_suite, summarize
+    from .dispatch import use_interpreter
+
+    reg = _registry(args, args.op)
+    interpret = use_interpreter(reg.settings)
+    rows = read_suite(args.suite, args.op)[: args.limit or None]
+    results, out = [], open(args.out, "w") if args.out else None
+    try:
+        for rec in run_suite(reg, args.op, rows, interpret=interpret, warmup=args.warmup, rep=args.rep):
+            if rec["kind"] == "result":
+                results.append(rec)
+                print(f"{rec['name'] or rec['problem_name']:40s} {rec['instance']:48s} ck {rec['ckcore_ms']:8.4f} ms "
+                      f"torch {rec['torch_ms']:8.4f} ms  x{rec['speedup']:.3f} {'ok' if rec['check_vs_torch']['passed'] else 'MISMATCH'}",
+                      flush=True)
+            if out:
+                out.write(json.dumps(rec) + "\n")
+        groups = {k: v for k, v in _GROUPS.get(args.op, {}).items()}
+        summary = summarize(results, groups)
+        if out:
+            out.write(json.dumps(summary) + "\n")
+        print(json.dumps(summary))
+    finally:
+        if out:
+            out.close()
+    return 0 if summary["all_checks_passed"] else 1
+
+
+_GROUPS = {"gemm": {"m_le_128": lambda p: p["M"] <= 128, "m_ge_1024": lambda p: p["M"] >= 1024}}
+
+
+def cmd_cache(args) -> int:
+    from .cache import Cache
+    from .settings import Settings
+
+    cache = Cache(Settings.from_env().resolved_cache_dir())
+    if args.action == "list":
+        for e in cache.entries():
+            print(f"{e.fingerprint[:16]}  {e.meta.get('status'):8s} {e.meta.get('arch', '?'):6s} {e.meta.get('name', '?')}")
+    elif args.action == "size":
+        entries = list(cache.entries())
+        print(f"{cache.root}: {len(entries)} entries, {sum(e.size_bytes for e in entries) / 1e6:.2f} MB")
+    elif args.action == "prune":
+        n = cache.prune(older_than_s=args.older_than_days * 86400 if args.older_than_days else None, failed=args.failed)
+        print(f"removed {n} entries")
+    elif args.action == "clear":
+        print(f"removed {cache.clear()} entries")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ckcore", description="ckcore kernel dispatcher")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, fn, help, op=True, problem=False):
+        sp = sub.add_parser(name, help=help)
+        sp.set_defaults(fn=fn)
+        if op:
+            sp.add_argument("op", nargs=None if name not in ("list",) else "?")
+            sp.add_argument("--set", default=None, help="kernel set name (default CKCORE_KERNEL_SET or 'default')")
+            sp.add_argument("--kernel-set-file", default=None, help="JSON kernel-set file instead of --set")
+            sp.add_argument("--arch", default=None, help="target arch, e.g. sm_90 (default: the GPU, else sm_90)")
+        if problem:
+            sp.add_argument("--problem", required=True, help="problem fields as a JSON object, or @file.json")
+        return sp
+
+    add("plugins", cmd_plugins, "installed plugins, ops and kernel families", op=False)
+    add("list", cmd_list, "declared instances")
+    b = add("build", cmd_build, "compile the kernel set into the cache")
+    b.add_argument("--workers", type=int, default=None)
+    b.add_argument("--json", action="store_true")
+    s = add("select", cmd_select, "the instance chosen for a problem", problem=True)
+    s.add_argument("--explain", action="store_true")
+    s.add_argument("--max-rejected", type=int, default=10)
+    r = add("run", cmd_run, "run one problem (JSON like CK's gpu_helper)", problem=True)
+    r.add_argument("--instance", default=None)
+    r.add_argument("--validate", action="store_true")
+    r.add_argument("--json", action="store_true")
+    pr = add("profile", cmd_profile, "time every supporting instance on a problem", problem=True)
+    pr.add_argument("--json", action="store_true")
+    pr.add_argument("--warmup", type=int, default=10)
+    pr.add_argument("--rep", type=int, default=40)
+    be = add("bench", cmd_bench, "ckcore vs the PyTorch path on a suite")
+    be.add_argument("--suite", required=True)
+    be.add_argument("--out", default=None, help="JSON-lines result file")
+    be.add_argument("--limit", type=int, default=0)
+    be.add_argument("--warmup", type=int, default=25)
+    be.add_argument("--rep", type=int, default=100)
+    c = sub.add_parser("cache", help="list, size, prune or clear the cache")
+    c.set_defaults(fn=cmd_cache)
+    c.add_argument("action", choices=["list", "size", "prune", "clear"])
+    c.add_argument("--failed", action="store_true", help="prune: also negative entries")
+    c.add_argument("--older-than-days", type=float, default=None)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except CkError as exc:
+        print(f"ckcore: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
