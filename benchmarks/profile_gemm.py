@@ -23,6 +23,7 @@ def main():
     ap.add_argument("--set", default="full")
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--rep", type=int, default=15)
+    ap.add_argument("--family", default=None, help="only this kernel family")
     args = ap.parse_args()
     arch, name = detect()
     reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
@@ -41,6 +42,8 @@ def main():
             sel = reg.select(p)
             best = None
             for r in sel.ranked:
+                if args.family and r.instance.family != args.family:
+                    continue
                 fn = lambda: launch(reg, "gemm", p, t, instance=r.instance.name, interpret=False)
                 fn()
                 ms = triton.testing.do_bench(fn, warmup=3, rep=args.rep, return_mode="median")

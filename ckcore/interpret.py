@@ -22,4 +22,6 @@ def interpreted_kernel(job: CompileJob):
     if _SRC_DIR is None:
         _SRC_DIR = Path(tempfile.mkdtemp(prefix="ckcore-interp-"))
     module = exec_source(job.name, job.source, _SRC_DIR)
-    return InterpretedFunction(getattr(module, job.name).fn)
+    from .compiler.scratch import ScratchLaunch
+
+    return ScratchLaunch(InterpretedFunction(getattr(module, job.name).fn), "cpu")

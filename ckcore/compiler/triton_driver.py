@@ -90,4 +90,8 @@ class TritonCompiler:
         group = {f"{job.name}.json": str(files["kernel.json"]), f"{job.name}.cubin": str(files["kernel.cubin"])}
         kernel = CompiledKernel(src, group, fingerprint)
         kernel._init_handles()  # load the module now, so the first launch pays nothing extra
+        if getattr(kernel.metadata, "global_scratch_size", 0):
+            from .scratch import ScratchLaunch
+
+            return ScratchLaunch(kernel, "cuda")
         return kernel

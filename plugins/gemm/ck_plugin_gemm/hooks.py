@@ -15,5 +15,7 @@ def ck_register_operators(register):
 @hookimpl
 def ck_register_kernel_families(register):
     from .family import TiledGemm
+    from .tma import TmaGemm
 
     register(TiledGemm())
+    register(TmaGemm())

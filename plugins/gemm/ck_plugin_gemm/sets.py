@@ -79,3 +79,33 @@ def full_set(arch: ArchSpec) -> list[GemmKey]:
 
     fam = TiledGemm()
     return [k for k in keys if not fam.check(k, arch)] + default_set(arch)
+
+
+def _tma_keys(cfgs_16, cfgs_32, arch: ArchSpec) -> list:
+    from .tma import TmaGemm, TmaGemmKey
+
+    if not arch.tma:
+        return []
+    fam, keys = TmaGemm(), []
+    for dtype, layout in itertools.product(DType, Layout):
+        for bm, bn, bk, w, s in cfgs_32 if dtype is DType.FP32 else cfgs_16:
+            key = TmaGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=8,
+                             num_warps=w, num_stages=s)
+            if not fam.check(key, arch):
+                keys.append(key)
+    return keys
+
+
+def tma_default_set(arch: ArchSpec) -> list:
+    return _tma_keys(_DEFAULT_16BIT, _DEFAULT_FP32, arch)
+
+
+def tma_full_set(arch: ArchSpec) -> list:
+    cfgs16, cfgs32 = [], []
+    for bm, bn, s in itertools.product((64, 128, 256), (64, 128, 256), (3, 4, 5)):
+        w = 8 if bm * bn >= 128 * 128 else 4
+        cfgs16 += [(bm, bn, 64, w, s), (bm, bn, 128, w, s)]
+        cfgs32 += [(bm, bn, 32, w, s)]
+    for bm, bn, bk, s in itertools.product((16, 32), (32, 64, 128), (64, 128, 256), (3, 4, 5)):
+        cfgs16.append((bm, bn, bk, 4, s))
+    return _tma_keys(cfgs16, cfgs32, arch)

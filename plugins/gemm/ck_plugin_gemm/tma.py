@@ -1,0 +1,76 @@
+"""The ``gemm_tma`` kernel family (Hopper and later): operands through TMA tensor descriptors.
+
+Needs 16-byte aligned base pointers and leading dimensions that are multiples of 16 bytes;
+sizes are free (TMA zero-fills out-of-bounds tiles). 32-bit coordinates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from ckcore.arch import ArchSpec
+
+from .family import INT32_MAX, TiledGemm
+from .keys import GemmKey
+from .problem import GemmProblem
+
+__all__ = ["TmaGemmKey", "TmaGemm"]
+
+
+@attrs.frozen(kw_only=True)
+class TmaGemmKey(GemmKey):
+    """A ``gemm_tma`` kernel: the fields of :class:`GemmKey`; ``aligned`` must stay true."""
+
+    @property
+    def name(self) -> str:
+        return (f"gemm_tma_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
+                f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}")
+
+
+class TmaGemm(TiledGemm):
+    """Tiled GEMM whose operand and output tiles move through TMA."""
+
+    name = "gemm_tma"
+    key_cls = TmaGemmKey
+    template = "gemm_tma.py.j2"
+
+    def check(self, key: TmaGemmKey, arch: ArchSpec) -> list[str]:
+        reasons = super().check(key, arch)
+        if not arch.tma:
+            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
+        if not key.aligned:
+            reasons.append("aligned=False: TMA needs 16-byte aligned operands")
+        # Output staging tile (BM x BN) shares shared memory with the operand pipeline.
+        staging = key.block_m * key.block_n * key.dtype.itemsize
+        from .family import smem_bytes
+
+        if smem_bytes(key) + staging > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output tile) > {arch.smem_per_block_bytes} B")
+        return reasons
+
+    def supports(self, key: TmaGemmKey, p: GemmProblem) -> str | None:
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if key.layout is not p.layout:
+            return f"layout {key.layout.value} != {p.layout.value}"
+        if p.ptr_align != 16:
+            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        for field in ("lda", "ldb", "ldc"):
+            if getattr(p, field) * p.dtype.itemsize % 16:
+                return f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)})"
+        if max(p.M, p.N, p.K, p.lda, p.ldb, p.ldc) > INT32_MAX:
+            return "sizes beyond 32-bit TMA coordinates"
+        return None
+
+    def divisible_by_16(self, key: TmaGemmKey) -> tuple[str, ...]:
+        return ("a_ptr", "b_ptr", "c_ptr")
+
+    def kernel_sets(self):
+        from . import sets
+
+        return {"default": sets.tma_default_set, "full": sets.tma_full_set}
+
+    def features(self, key: TmaGemmKey) -> dict[str, Any]:
+        return {**super().features(key), "tma": 1.0}
