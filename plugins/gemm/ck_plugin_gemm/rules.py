@@ -4,9 +4,10 @@ estimate = max(compute, memory) + launch, where
 - compute: the busiest SM's tiles (⌈tiles / SMs⌉) × 2·BM·BN·K_padded at the SM's share of the
   device's dense peak (arch_specs, datasheet) times a tile efficiency that grows with the tile
   (larger tiles reuse operands more; below 64 rows Hopper's warpgroup MMA is not used);
-- memory: the larger of the minimum traffic at HBM bandwidth and the operand traffic of every
-  tile (each tile reads (BM+BN)·K elements, mostly from L2), at a per-SM share of bandwidth that
-  shrinks when few SMs are busy.
+- memory: the larger of the minimum traffic at HBM bandwidth (which falls off when fewer than
+  3/4 of the SMs are busy) and the operand traffic of every tile (each tile reads (BM+BN)·K
+  elements, mostly from L2) at a per-SM share of bandwidth;
+- plus a per-K-iteration overhead.
 Figures are rough; they only need to order candidates sensibly.
 """
 
@@ -47,10 +48,13 @@ def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec
     compute = per_sm * 2.0 * key.block_m * key.block_n * k_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
     busy = min(tiles, arch.sm_count)
     min_bytes = (p.M * p.K + p.K * p.N + p.M * p.N) * item
-    tile_bytes = per_sm * (key.block_m + key.block_n) * k_pad * item
-    per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(2.0, arch.sm_count / busy) ** 0.5
-    # Short K loops cannot fill a deep pipeline; long, thin loops pay per-iteration latency.
+    # Out-of-range rows and columns of a tile are masked or zero-filled: no traffic.
+    tile_bytes = per_sm * (min(key.block_m, p.M) + min(key.block_n, p.N)) * k_pad * item
+    per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(1.3, arch.sm_count / busy)
+    # HBM bandwidth needs most SMs issuing loads: it falls off when fewer are busy.
+    hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
+    # Pipeline fill and per-iteration overhead of the K loop.
     iters = k_pad // key.block_k
-    latency = per_sm * iters * 0.6e-6 * (1.0 if key.num_stages >= 3 else 1.5)
-    memory = max(min_bytes / bw, tile_bytes / per_sm_bw)
-    return (max(compute, memory, latency)) * 1e3 + LAUNCH_MS
+    latency = per_sm * iters * 0.1e-6 * (1.0 if key.num_stages >= 3 else 1.5)
+    memory = max(min_bytes / hbm_bw, tile_bytes / per_sm_bw)
+    return (max(compute, memory) + latency) * 1e3 + LAUNCH_MS

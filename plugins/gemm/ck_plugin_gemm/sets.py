@@ -13,31 +13,30 @@ from .problem import Layout
 
 __all__ = ["default_set", "full_set", "fallback_keys"]
 
-# (block_m, block_n, block_k, num_warps, num_stages)
-_DEFAULT_16BIT = [
-    (128, 256, 64, 8, 3),
-    (128, 128, 64, 8, 4),
-    (128, 128, 64, 4, 4),
-    (64, 128, 64, 4, 4),
-    (64, 64, 64, 4, 4),
-    (32, 64, 128, 4, 4),
-    (16, 64, 128, 4, 4),
-    (16, 32, 256, 4, 3),
-]
-_DEFAULT_FP32 = [
-    (128, 128, 32, 8, 3),
-    (64, 128, 32, 4, 3),
-    (64, 64, 32, 4, 3),
-    (32, 64, 64, 4, 3),
-    (16, 64, 64, 4, 3),
-]
-_FALLBACK = {DType.FP32: (64, 64, 32, 4, 2), DType.FP16: (64, 64, 32, 4, 2), DType.BF16: (64, 64, 32, 4, 2)}
+# (block_m, block_n, block_k, num_warps, num_stages, group_m). Chosen from measurements on an
+# H200 (benchmarks/results/gemm_profile_*.jsonl): small-M tiles are memory-bound and want
+# BLOCK_M = 16/32 with a long K step; for large problems the best measured configuration differs
+# by layout (a K-contiguous B runs best through TMA at 128x128x64, 4 warps; a row-major B
+# through pointer loads at 128x256x32, 8 warps).
+_SMALL_16BIT = [(16, 32, 128, 4, 4, 8), (16, 32, 256, 4, 3, 8), (16, 64, 128, 4, 3, 8), (32, 64, 128, 4, 4, 8),
+                (64, 64, 64, 4, 4, 8), (64, 128, 64, 4, 4, 8)]
+_LARGE_16BIT = {
+    "rrr": {"tiled": [(128, 256, 32, 8, 4, 16), (128, 128, 64, 8, 4, 8)], "tma": []},
+    "rcr": {"tiled": [], "tma": [(128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
+    "ccr": {"tiled": [], "tma": [(128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
+    "crr": {"tiled": [(128, 256, 64, 8, 4, 8)], "tma": [(128, 256, 64, 8, 3, 8)]},
+}
+_DEFAULT_FP32 = [(128, 128, 32, 8, 3, 8), (64, 128, 32, 4, 3, 8), (64, 64, 32, 4, 3, 8), (32, 64, 64, 4, 3, 8),
+                 (16, 64, 64, 4, 3, 8)]
+# Generic instances (no alignment assumptions, 64-bit offsets): a small and a large tile.
+_FALLBACK = [(64, 64, 32, 4, 2, 8), (128, 128, 64, 8, 3, 8)]
 
 
-def _key(dtype, layout, cfg, aligned=True) -> GemmKey:
-    bm, bn, bk, w, s = cfg
-    return GemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=8,
-                   num_warps=w, num_stages=s, aligned=aligned)
+def _key(dtype, layout, cfg, aligned=True, cls=GemmKey) -> GemmKey:
+    bm, bn, bk, w, s, *g = cfg
+    kw = {} if cls is not GemmKey else {"aligned": aligned}
+    return cls(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=g[0] if g else 8,
+               num_warps=w, num_stages=s, **kw)
 
 
 def _valid(keys, arch: ArchSpec) -> list[GemmKey]:
@@ -57,14 +56,16 @@ def _valid(keys, arch: ArchSpec) -> list[GemmKey]:
 
 def fallback_keys(arch: ArchSpec) -> list[GemmKey]:
     """One generic instance per dtype and layout: supports every valid problem."""
-    return _valid([_key(d, l, _FALLBACK[d], aligned=False) for d in DType for l in Layout], arch)
+    return _valid([_key(d, l, c, aligned=False) for d in DType for l in Layout for c in _FALLBACK], arch)
 
 
 def default_set(arch: ArchSpec) -> list[GemmKey]:
     keys = []
     for dtype, layout in itertools.product(DType, Layout):
-        cfgs = _DEFAULT_FP32 if dtype is DType.FP32 else _DEFAULT_16BIT
-        keys += [_key(dtype, layout, c) for c in cfgs]
+        if dtype is DType.FP32:
+            keys += [_key(dtype, layout, c) for c in _DEFAULT_FP32]
+        else:
+            keys += [_key(dtype, layout, c) for c in _SMALL_16BIT + _LARGE_16BIT[layout.value]["tiled"]]
     return _valid(keys, arch) + fallback_keys(arch)
 
 
@@ -73,12 +74,12 @@ def full_set(arch: ArchSpec) -> list[GemmKey]:
     for dtype, layout in itertools.product(DType, Layout):
         bks = (32, 64) if dtype is DType.FP32 else (64, 128)
         for bm, bn, bk, s in itertools.product((16, 32, 64, 128, 256), (32, 64, 128, 256), bks, (3, 4)):
-            w = 8 if bm * bn >= 128 * 128 else 4
-            keys.append(_key(dtype, layout, (bm, bn, bk, w, s)))
+            for w in (4, 8) if bm * bn == 128 * 128 else (8 if bm * bn > 128 * 128 else 4,):
+                keys.append(_key(dtype, layout, (bm, bn, bk, w, s)))
     from .family import TiledGemm
 
     fam = TiledGemm()
-    return [k for k in keys if not fam.check(k, arch)] + default_set(arch)
+    return list(dict.fromkeys([k for k in keys if not fam.check(k, arch)] + default_set(arch)))
 
 
 def _tma_keys(cfgs_16, cfgs_32, arch: ArchSpec) -> list:
@@ -88,24 +89,24 @@ def _tma_keys(cfgs_16, cfgs_32, arch: ArchSpec) -> list:
         return []
     fam, keys = TmaGemm(), []
     for dtype, layout in itertools.product(DType, Layout):
-        for bm, bn, bk, w, s in cfgs_32 if dtype is DType.FP32 else cfgs_16:
-            key = TmaGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=8,
-                             num_warps=w, num_stages=s)
+        cfgs = cfgs_32 if dtype is DType.FP32 else cfgs_16
+        for cfg in cfgs(layout) if callable(cfgs) else cfgs:
+            key = _key(dtype, layout, cfg, cls=TmaGemmKey)
             if not fam.check(key, arch):
                 keys.append(key)
     return keys
 
 
 def tma_default_set(arch: ArchSpec) -> list:
-    return _tma_keys(_DEFAULT_16BIT, _DEFAULT_FP32, arch)
+    return _tma_keys(lambda layout: _LARGE_16BIT[layout.value]["tma"], [], arch)
 
 
 def tma_full_set(arch: ArchSpec) -> list:
     cfgs16, cfgs32 = [], []
     for bm, bn, s in itertools.product((64, 128, 256), (64, 128, 256), (3, 4, 5)):
-        w = 8 if bm * bn >= 128 * 128 else 4
-        cfgs16 += [(bm, bn, 64, w, s), (bm, bn, 128, w, s)]
-        cfgs32 += [(bm, bn, 32, w, s)]
+        for w in (4, 8) if bm * bn == 128 * 128 else (8 if bm * bn > 128 * 128 else 4,):
+            cfgs16 += [(bm, bn, 64, w, s), (bm, bn, 128, w, s)]
+            cfgs32 += [(bm, bn, 32, w, s)]
     for bm, bn, bk, s in itertools.product((16, 32), (32, 64, 128), (64, 128, 256), (3, 4, 5)):
         cfgs16.append((bm, bn, bk, 4, s))
     return _tma_keys(cfgs16, cfgs32, arch)
