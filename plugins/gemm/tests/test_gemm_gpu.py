@@ -44,13 +44,13 @@ def test_padded_leading_dims(registry):
 
 
 def test_runs_on_current_stream(registry):
-    import ckcore.dispatch as d
+    from ckcore.dispatch import launch
 
     p = registry.problem("gemm", M=256, N=256, K=256, dtype="bf16", layout="rcr")
     a = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16).t()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
-        c = d.launch(registry, "gemm", p, {"a": a, "b": b})
+        c = launch(registry, "gemm", p, {"a": a, "b": b})
     s.synchronize()
     torch.testing.assert_close(c.float(), (a.float() @ b.float()), rtol=2e-2, atol=2e-1)
