@@ -33,7 +33,7 @@ def _registry(args, op: str | None = None, declare: bool = True):
 
     settings = Settings.from_env()
     arch, device = getattr(args, "arch", None) or settings.arch, None
-    if not use_interpreter(settings) and getattr(args, "command", "") not in ("build", "list"):
+    if arch is None and not use_interpreter(settings):
         from .arch import detect
 
         found = detect()

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs the test suite. GPU tests (marker `gpu`) are deselected
+# by default; run them on a GPU machine with: .venv/bin/python -m pytest -m gpu plugins/gemm/tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/python -m pytest -q "$@"
