@@ -15,20 +15,23 @@ from ckcore.dispatch import launch
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.tma import TmaGemmKey
 
-SHAPES = [(4096, 28672, 4096, "rcr"), (1024, 6144, 4096, "rcr"), (8192, 8192, 8192, "rcr"), (4096, 4096, 28672, "rrr")]
+SHAPES = [(4096, 28672, 4096, "rcr"), (1024, 6144, 4096, "rcr"), (8192, 8192, 8192, "rcr"), (2048, 4096, 4096, "rcr"),
+          (4096, 4096, 28672, "rrr"), (6144, 4096, 4096, "crr")]
 
 
 def main():
     arch, name = detect()
     reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
-    for layout in ("rcr", "rrr"):
-        for (bm, bn, bk), g, w, s in itertools.product([(128, 256, 64), (256, 128, 64), (128, 128, 64), (128, 256, 32), (128, 128, 128)],
-                                                       (1, 8, 16), (4, 8), (3, 4, 5)):
-            for fam, cls in (("gemm_tiled", GemmKey), ("gemm_tma", TmaGemmKey)):
-                key = cls(dtype="bf16", layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=g, num_warps=w, num_stages=s)
-                if not reg.catalog.families[fam].check(key, reg.arch):
-                    reg.add(fam, key)
-    print(len(reg.instances), "instances", reg.build(progress=False).to_dict()["seconds"], flush=True)
+    for layout in ("rcr", "rrr", "crr"):
+        for (bm, bn, bk), g, s in itertools.product([(128, 256, 64), (128, 128, 64), (128, 128, 128), (128, 256, 32), (256, 128, 64)],
+                                                    (8, 16), (2, 3, 4, 5)):
+            key = TmaGemmKey(dtype="bf16", layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=g, num_warps=4,
+                             num_stages=s, warp_specialize=True)
+            if not reg.catalog.families["gemm_tma"].check(key, reg.arch):
+                reg.add("gemm_tma", key)
+        reg.declare("gemm", "default")
+    rep = reg.build(progress=False)
+    print(len(reg.instances), "instances", rep.seconds, "failed", rep.failed, list(rep.failures.items())[:2], flush=True)
     spec = reg.catalog.op("gemm")
     with open(sys.argv[1], "w") as f:
         for M, N, K, layout in SHAPES:

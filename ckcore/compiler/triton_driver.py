@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -76,6 +77,12 @@ class TritonCompiler:
                     out[_KEEP[suffix]] = Path(path).read_bytes()
         if "kernel.cubin" not in out or "kernel.json" not in out:
             raise CompileError(job.name, job.arch, f"triton produced no cubin/metadata (got {sorted(out)})")
+        from .. import arch as arch_mod
+
+        shared = json.loads(out["kernel.json"]).get("shared", 0)
+        limit = arch_mod.load(job.arch).smem_per_block_bytes
+        if shared > limit:
+            raise CompileError(job.name, job.arch, f"needs {shared} B of shared memory, {job.arch} allows {limit} B per block")
         return out
 
     def load(self, job: CompileJob, files: dict[str, Path], fingerprint: str):

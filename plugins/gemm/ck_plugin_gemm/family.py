@@ -52,12 +52,17 @@ class TiledGemm(KernelFamily):
             reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
         if key.num_warps * 32 > arch.max_threads_per_block:
             reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
-        acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
+        mma_warps = self.mma_warps(key)
+        acc_regs = key.block_m * key.block_n // (32 * mma_warps)
         if acc_regs > 128:
-            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128 (tile too large for {key.num_warps} warps)")
+            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128 (tile too large for {mma_warps} MMA warps)")
         if key.block_m * key.block_n < 32 * key.num_warps * 4:
             reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
         return reasons
+
+    def mma_warps(self, key: GemmKey) -> int:
+        """Warps that hold the accumulator tile."""
+        return key.num_warps
 
     def supports(self, key: GemmKey, p: GemmProblem) -> str | None:
         if key.dtype is not p.dtype:

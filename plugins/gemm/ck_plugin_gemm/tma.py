@@ -19,14 +19,26 @@ from .problem import GemmProblem
 __all__ = ["TmaGemmKey", "TmaGemm"]
 
 
+def _bool(instance, attribute, value):
+    if not isinstance(value, bool):
+        from ckcore.errors import InvalidKernelKey
+
+        raise InvalidKernelKey("TmaGemmKey", [f"{attribute.name}={value!r}: expected true or false"])
+
+
 @attrs.frozen(kw_only=True)
 class TmaGemmKey(GemmKey):
-    """A ``gemm_tma`` kernel: the fields of :class:`GemmKey`; ``aligned`` must stay true."""
+    """A ``gemm_tma`` kernel: the fields of :class:`GemmKey` (``aligned`` must stay true) and
+    ``warp_specialize``: the K loop is split by Triton into a TMA producer warp group and
+    two consumer warp groups (Triton's Hopper auto warp specialization; needs num_warps=4,
+    runs 12 warps)."""
+
+    warp_specialize: bool = attrs.field(default=False, validator=_bool)
 
     @property
     def name(self) -> str:
         return (f"gemm_tma_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
-                f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}")
+                f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}")
 
 
 class TmaGemm(TiledGemm):
@@ -42,6 +54,8 @@ class TmaGemm(TiledGemm):
             reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
         if not key.aligned:
             reasons.append("aligned=False: TMA needs 16-byte aligned operands")
+        if key.warp_specialize and key.num_warps != 4:
+            reasons.append(f"warp_specialize needs num_warps=4 (Triton 3.6 on Hopper), got {key.num_warps}")
         # Output staging tile (BM x BN) shares shared memory with the operand pipeline.
         staging = key.block_m * key.block_n * key.dtype.itemsize
         from .family import smem_bytes
@@ -49,6 +63,10 @@ class TmaGemm(TiledGemm):
         if smem_bytes(key) + staging > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output tile) > {arch.smem_per_block_bytes} B")
         return reasons
+
+    def mma_warps(self, key: TmaGemmKey) -> int:
+        # With warp specialization two consumer warp groups (8 warps) hold the accumulators.
+        return 8 if key.warp_specialize else key.num_warps
 
     def supports(self, key: TmaGemmKey, p: GemmProblem) -> str | None:
         if key.dtype is not p.dtype:
