@@ -24,7 +24,7 @@ from .problem import GemmProblem
 __all__ = ["estimate_ms"]
 
 LAUNCH_MS = 0.004
-L2_OVER_HBM = 2.5
+L2_OVER_HBM = 3.5
 
 
 def _tile_efficiency(key: GemmKey, arch: ArchSpec) -> float:
@@ -34,6 +34,8 @@ def _tile_efficiency(key: GemmKey, arch: ArchSpec) -> float:
         eff *= 0.55
     if not key.aligned:
         eff *= 0.5
+    if getattr(key, "warp_specialize", False):  # measured: +10-30% on large tiles (H200)
+        eff = min(1.0, eff * 1.15)
     return eff
 
 

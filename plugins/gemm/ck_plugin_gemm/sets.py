@@ -16,15 +16,17 @@ __all__ = ["default_set", "full_set", "fallback_keys"]
 # (block_m, block_n, block_k, num_warps, num_stages, group_m). Chosen from measurements on an
 # H200 (benchmarks/results/gemm_profile_*.jsonl): small-M tiles are memory-bound and want
 # BLOCK_M = 16/32 with a long K step; for large problems the best measured configuration differs
-# by layout (a K-contiguous B runs best through TMA at 128x128x64, 4 warps; a row-major B
-# through pointer loads at 128x256x32, 8 warps).
+# by layout, and Hopper warp specialization (the trailing True: a TMA producer warp group and two
+# MMA consumer groups) lifts the large TMA tiles most (benchmarks/results/gemm_sweep_ws_h200.jsonl).
 _SMALL_16BIT = [(16, 32, 128, 4, 4, 8), (16, 32, 256, 4, 3, 8), (16, 64, 128, 4, 3, 8), (32, 64, 128, 4, 4, 8),
                 (64, 64, 64, 4, 4, 8), (64, 128, 64, 4, 4, 8)]
 _LARGE_16BIT = {
-    "rrr": {"tiled": [(128, 256, 32, 8, 4, 16), (128, 128, 64, 8, 4, 8)], "tma": []},
-    "rcr": {"tiled": [], "tma": [(128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
-    "ccr": {"tiled": [], "tma": [(128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
-    "crr": {"tiled": [(128, 256, 64, 8, 4, 8)], "tma": [(128, 256, 64, 8, 3, 8)]},
+    "rrr": {"tiled": [(128, 256, 32, 8, 4, 16), (128, 128, 64, 8, 4, 8)], "tma": [(128, 256, 64, 4, 3, 8, True)]},
+    "rcr": {"tiled": [], "tma": [(128, 256, 64, 4, 3, 8, True), (128, 128, 64, 4, 5, 16, True),
+                                 (128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
+    "ccr": {"tiled": [], "tma": [(128, 256, 64, 4, 3, 8, True), (128, 128, 64, 4, 5, 16, True),
+                                 (128, 128, 64, 4, 4, 16), (64, 128, 128, 4, 4, 8)]},
+    "crr": {"tiled": [(128, 256, 64, 8, 4, 8)], "tma": [(128, 256, 64, 8, 3, 8), (128, 256, 64, 4, 3, 8, True)]},
 }
 _DEFAULT_FP32 = [(128, 128, 32, 8, 3, 8), (64, 128, 32, 4, 3, 8), (64, 64, 32, 4, 3, 8), (32, 64, 64, 4, 3, 8),
                  (16, 64, 64, 4, 3, 8)]
@@ -33,9 +35,9 @@ _FALLBACK = [(64, 64, 32, 4, 2, 8), (128, 128, 64, 8, 3, 8)]
 
 
 def _key(dtype, layout, cfg, aligned=True, cls=GemmKey) -> GemmKey:
-    bm, bn, bk, w, s, *g = cfg
-    kw = {} if cls is not GemmKey else {"aligned": aligned}
-    return cls(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=g[0] if g else 8,
+    bm, bn, bk, w, s, *rest = cfg
+    kw = {"aligned": aligned} if cls is GemmKey else {"warp_specialize": bool(rest[1:2] and rest[1])}
+    return cls(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, group_m=rest[0] if rest else 8,
                num_warps=w, num_stages=s, **kw)
 
 
@@ -109,4 +111,7 @@ def tma_full_set(arch: ArchSpec) -> list:
             cfgs32 += [(bm, bn, 32, w, s)]
     for bm, bn, bk, s in itertools.product((16, 32), (32, 64, 128), (64, 128, 256), (3, 4, 5)):
         cfgs16.append((bm, bn, bk, 4, s))
+    for (bm, bn, bk), s, g in itertools.product([(128, 256, 64), (256, 128, 64), (128, 128, 64), (128, 128, 128), (128, 256, 32)],
+                                                (2, 3, 4, 5), (8, 16)):
+        cfgs16.append((bm, bn, bk, 4, s, g, True))  # warp-specialised
     return _tma_keys(cfgs16, cfgs32, arch)
