@@ -56,6 +56,10 @@ class TmaGemm(TiledGemm):
             reasons.append("aligned=False: TMA needs 16-byte aligned operands")
         if key.warp_specialize and key.num_warps != 4:
             reasons.append(f"warp_specialize needs num_warps=4 (Triton 3.6 on Hopper), got {key.num_warps}")
+        if key.warp_specialize and key.num_stages > 3:
+            # Measured on an H200 with Triton 3.6: 128x128x64, 5 stages, warp-specialised wrote
+            # non-finite results (benchmarks/results/bench_gemm_h200_ws_s5_failure.jsonl).
+            reasons.append(f"warp_specialize with num_stages={key.num_stages}: only <= 3 is validated (Triton 3.6 produced wrong results with 5)")
         # Output staging tile (BM x BN) shares shared memory with the operand pipeline.
         staging = key.block_m * key.block_n * key.dtype.itemsize
         from .family import smem_bytes

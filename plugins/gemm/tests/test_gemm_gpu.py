@@ -30,9 +30,10 @@ def test_selected_matches_reference(registry, dtype, layout, shape):
     assert v.passed, (registry.select(p).instance.name, v)
 
 
-@pytest.mark.parametrize("layout", ["rcr", "crr"])
-def test_every_instance_matches_reference(registry, layout):
-    p = registry.problem("gemm", M=144, N=272, K=208, dtype="bf16", layout=layout)
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+def test_every_instance_matches_reference(registry, layout, dtype):
+    p = registry.problem("gemm", M=144, N=272, K=208, dtype=dtype, layout=layout)
     for r in registry.select(p).ranked:
         v = validate(registry, "gemm", p, instance=r.instance.name, seed=3, interpret=False)
         assert v.passed, (r.instance.name, v)
