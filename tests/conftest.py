@@ -3,6 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from ckcore.testing import ck_cache_dir, ck_registry  # noqa: F401  (fixtures)
+
 sys.path.insert(0, str(Path(__file__).parent / "plugins"))
 
 SMALL_SET = {
@@ -18,14 +20,6 @@ SMALL_SET = {
 
 
 @pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """A private, empty cache root for one test (CKCORE_CACHE_DIR)."""
-    d = tmp_path / "ckcache"
-    monkeypatch.setenv("CKCORE_CACHE_DIR", str(d))
-    return d
-
-
-@pytest.fixture
 def small_set(tmp_path):
     """A JSON kernel-set file with two cheap instances."""
     import json
@@ -33,10 +27,3 @@ def small_set(tmp_path):
     p = tmp_path / "small_set.json"
     p.write_text(json.dumps(SMALL_SET))
     return p
-
-
-@pytest.fixture
-def registry(cache_dir):
-    from ckcore import Registry, Settings
-
-    return Registry("sm_90", settings=Settings(cache_dir=cache_dir))

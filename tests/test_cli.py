@@ -15,7 +15,7 @@ def run(capsys, *argv):
     return rc, out.out, out.err
 
 
-def test_run_validate_json(capsys, cache_dir):
+def test_run_validate_json(capsys, ck_cache_dir):
     rc, out, _ = run(capsys, "run", "gemm", "--problem", P, "--validate", "--json")
     rec = json.loads(out)
     assert rc == 0 and rec["status"] == "ok"
@@ -24,7 +24,7 @@ def test_run_validate_json(capsys, cache_dir):
     assert set(rec) >= {"op", "problem", "instance", "device", "time_ms", "tflops", "validation", "status"}
 
 
-def test_run_bad_problem_is_error_object(capsys, cache_dir):
+def test_run_bad_problem_is_error_object(capsys, ck_cache_dir):
     rc, out, _ = run(capsys, "run", "gemm", "--problem", '{"M": -1, "N": 2, "K": 3, "dtype": "bf16", "layout": "rcr"}', "--json")
     rec = json.loads(out)
     assert rc != 0 and rec["status"] == "error" and rec["error"]["type"] == "UnsupportedProblem"
@@ -32,7 +32,7 @@ def test_run_bad_problem_is_error_object(capsys, cache_dir):
     assert rc != 0 and json.loads(out)["status"] == "error"
 
 
-def test_build_json_and_cache_commands(capsys, cache_dir, small_set):
+def test_build_json_and_cache_commands(capsys, ck_cache_dir, small_set):
     rc, out, _ = run(capsys, "build", "gemm", "--kernel-set-file", str(small_set), "--arch", "sm_90", "--workers", "1", "--json")
     rec = json.loads(out)
     assert rc == 0 and (rec["compiled"], rec["cached"], rec["failed"]) == (2, 0, 0) and rec["seconds"] > 0
@@ -46,7 +46,7 @@ def test_build_json_and_cache_commands(capsys, cache_dir, small_set):
     assert "removed 2" in out
 
 
-def test_select_explain_list_plugins(capsys, cache_dir):
+def test_select_explain_list_plugins(capsys, ck_cache_dir):
     rc, out, _ = run(capsys, "select", "gemm", "--problem", P, "--explain")
     assert rc == 0 and out.splitlines()[0].startswith("gemm_") and "reason: rules" in out
     rc, out, _ = run(capsys, "list", "gemm")
@@ -55,7 +55,7 @@ def test_select_explain_list_plugins(capsys, cache_dir):
     assert "ck-plugin-gemm" in out and "op gemm" in out
 
 
-def test_bench_and_profile_in_interpreter(capsys, cache_dir, tmp_path):
+def test_bench_and_profile_in_interpreter(capsys, ck_cache_dir, tmp_path):
     suite = tmp_path / "s.jsonl"
     suite.write_text('{"op": "gemm", "name": "tiny", "M": 16, "N": 32, "K": 48, "dtype": "fp16", "layout": "rcr"}\n')
     out_file = tmp_path / "r.jsonl"
@@ -69,6 +69,6 @@ def test_bench_and_profile_in_interpreter(capsys, cache_dir, tmp_path):
     assert rc == 0 and len(rec["instances"]) >= 3 and rec["selected"]
 
 
-def test_unknown_op_exit_code(capsys, cache_dir):
+def test_unknown_op_exit_code(capsys, ck_cache_dir):
     rc, _, err = run(capsys, "select", "gemv", "--problem", P)
     assert rc == 2 and "unknown op" in err

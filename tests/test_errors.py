@@ -13,22 +13,22 @@ from ckcore.dispatch import launch
     (dict(dtype="fp64"), "dtype"), (dict(dtype="int8"), "dtype"), (dict(layout="rcc"), "layout"),
     (dict(layout="RCR "), "layout"), (dict(lda=10), "lda"), (dict(ldc=0), "ldc"), (dict(ptr_align=3), "ptr_align"),
 ])
-def test_bad_problem_fields(registry, fields, field):
+def test_bad_problem_fields(ck_registry, fields, field):
     base = dict(M=32, N=48, K=64, dtype="bf16", layout="rcr")
     with pytest.raises(UnsupportedProblem) as e:
-        registry.problem("gemm", **{**base, **fields})
+        ck_registry.problem("gemm", **{**base, **fields})
     assert e.value.field == field
     assert field in str(e.value) and "expected" in str(e.value)
     assert isinstance(e.value, CkError)
 
 
-def test_unknown_op(registry):
+def test_unknown_op(ck_registry):
     with pytest.raises(UnknownOperatorError, match="gemm"):
-        registry.problem("conv9d", M=1)
+        ck_registry.problem("conv9d", M=1)
 
 
-def _gemm(registry, **kw):
-    return registry.problem("gemm", **{**dict(M=32, N=48, K=64, dtype="fp16", layout="rcr"), **kw})
+def _gemm(ck_registry, **kw):
+    return ck_registry.problem("gemm", **{**dict(M=32, N=48, K=64, dtype="fp16", layout="rcr"), **kw})
 
 
 def _tensors(M=32, N=48, K=64, dtype=torch.float16):
@@ -49,42 +49,42 @@ def _tensors(M=32, N=48, K=64, dtype=torch.float16):
     (lambda t: t.update(a=None), "a"),
     (lambda t: t.update(x=t["a"]), "x"),
 ])
-def test_bad_tensors(registry, cache_dir, mutate, field):
-    registry.declare("gemm")
+def test_bad_tensors(ck_registry, ck_cache_dir, mutate, field):
+    ck_registry.declare("gemm")
     t = _tensors()
     mutate(t)
     with pytest.raises(UnsupportedProblem) as e:
-        launch(registry, "gemm", _gemm(registry), t, interpret=True)
+        launch(ck_registry, "gemm", _gemm(ck_registry), t, interpret=True)
     assert e.value.field == field, str(e.value)
-    assert not any(cache_dir.rglob("meta.json")), "a rejected problem wrote to the cache"
+    assert not any(ck_cache_dir.rglob("meta.json")), "a rejected problem wrote to the cache"
 
 
-def test_problem_must_match_op(registry):
-    registry.declare("gemm")
+def test_problem_must_match_op(ck_registry):
+    ck_registry.declare("gemm")
     with pytest.raises(UnsupportedProblem, match="problem"):
-        launch(registry, "gemm", object(), _tensors(), interpret=True)
+        launch(ck_registry, "gemm", object(), _tensors(), interpret=True)
 
 
-def test_problem_from_tensors_rejects_inner_stride(registry):
-    op = registry.catalog.op("gemm")
+def test_problem_from_tensors_rejects_inner_stride(ck_registry):
+    op = ck_registry.catalog.op("gemm")
     a = torch.randn(32, 128, dtype=torch.float16)[:, ::2]
     with pytest.raises(UnsupportedProblem, match="a.stride"):
         op.problem_from_tensors(a=a, b=torch.randn(64, 48, dtype=torch.float16))
 
 
-def test_named_instance_must_support_problem(registry):
-    registry.declare("gemm")
-    p = _gemm(registry)
+def test_named_instance_must_support_problem(ck_registry):
+    ck_registry.declare("gemm")
+    p = _gemm(ck_registry)
     with pytest.raises(UnsupportedProblem, match="instance"):
-        launch(registry, "gemm", p, _tensors(), instance="gemm_tiled_bf16_rrr_64x64x64_g8_w4_s4_a16", interpret=True)
+        launch(ck_registry, "gemm", p, _tensors(), instance="gemm_tiled_bf16_rrr_64x64x64_g8_w4_s4_a16", interpret=True)
     with pytest.raises(UnsupportedProblem, match="instance"):
-        launch(registry, "gemm", p, _tensors(), instance="no_such_kernel", interpret=True)
+        launch(ck_registry, "gemm", p, _tensors(), instance="no_such_kernel", interpret=True)
 
 
-def test_no_kernel_found_lists_rejections(registry):
-    registry.add("gemm_tiled", {"dtype": "bf16", "layout": "rrr", "block_m": 64, "block_n": 64, "block_k": 32})
+def test_no_kernel_found_lists_rejections(ck_registry):
+    ck_registry.add("gemm_tiled", {"dtype": "bf16", "layout": "rrr", "block_m": 64, "block_n": 64, "block_k": 32})
     with pytest.raises(ckcore.NoKernelFound) as e:
-        registry.select(_gemm(registry))
+        ck_registry.select(_gemm(ck_registry))
     assert "layout rrr != rcr" in str(e.value) or "dtype" in str(e.value)
 
 
@@ -95,16 +95,16 @@ def test_no_kernel_found_lists_rejections(registry):
     ({"block_m": 256, "block_n": 256, "block_k": 128, "num_stages": 4}, "shared memory"),
     ({"block_m": 256, "block_n": 256, "num_warps": 4}, "accumulator registers"),
 ])
-def test_invalid_keys(registry, key, reason):
+def test_invalid_keys(ck_registry, key, reason):
     base = {"dtype": "bf16", "layout": "rcr", "block_m": 64, "block_n": 64, "block_k": 64}
     with pytest.raises(ckcore.InvalidKernelKey, match=reason):
-        registry.add("gemm_tiled", {**base, **key})
+        ck_registry.add("gemm_tiled", {**base, **key})
 
 
-def test_tma_family_invalid_before_hopper(cache_dir):
+def test_tma_family_invalid_before_hopper(ck_cache_dir):
     from ckcore import Registry, Settings
 
-    reg = Registry("sm_80", settings=Settings(cache_dir=cache_dir))
+    reg = Registry("sm_80", settings=Settings(cache_dir=ck_cache_dir))
     with pytest.raises(ckcore.InvalidKernelKey, match="no TMA"):
         reg.add("gemm_tma", {"dtype": "bf16", "layout": "rcr", "block_m": 64, "block_n": 64, "block_k": 64})
     reg.declare("gemm")

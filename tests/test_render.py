@@ -11,10 +11,10 @@ from ckcore.keys import template_fields
 from ckcore.render import render
 
 
-def test_every_full_set_key_renders(registry):
-    registry.declare("gemm", "full")
-    for inst in list(registry.instances.values())[::5]:
-        src = registry.job(inst).source
+def test_every_full_set_key_renders(ck_registry):
+    ck_registry.declare("gemm", "full")
+    for inst in list(ck_registry.instances.values())[::5]:
+        src = ck_registry.job(inst).source
         tree = ast.parse(src)
         fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         assert [f.name for f in fns] == [inst.name]
@@ -22,11 +22,11 @@ def test_every_full_set_key_renders(registry):
         assert inst.name in src.splitlines()[0]
 
 
-def test_render_is_pure(registry):
-    registry.declare("gemm")
-    inst = next(iter(registry.instances.values()))
-    fam = registry.family(inst)
-    assert render(fam, inst.key, registry.arch) == render(fam, inst.key, load("sm_90"))
+def test_render_is_pure(ck_registry):
+    ck_registry.declare("gemm")
+    inst = next(iter(ck_registry.instances.values()))
+    fam = ck_registry.family(inst)
+    assert render(fam, inst.key, ck_registry.arch) == render(fam, inst.key, load("sm_90"))
 
 
 @attrs.frozen
