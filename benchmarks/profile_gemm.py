@@ -8,7 +8,6 @@ usage: python benchmarks/profile_gemm.py SUITE OUT.jsonl [--set full] [--every 3
 import argparse
 import json
 
-import torch
 import triton.testing
 
 from ckcore import Registry, Settings

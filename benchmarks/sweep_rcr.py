@@ -12,7 +12,6 @@ import triton.testing
 from ckcore import Registry, Settings
 from ckcore.arch import detect
 from ckcore.dispatch import launch
-from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.tma import TmaGemmKey
 
 SHAPES = [(4096, 28672, 4096, "rcr"), (1024, 6144, 4096, "rcr"), (8192, 8192, 8192, "rcr"), (2048, 4096, 4096, "rcr"),

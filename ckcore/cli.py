@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from .errors import CkError
@@ -27,8 +26,7 @@ def _json_arg(text: str) -> dict:
 
 
 def _registry(args, op: str | None = None, declare: bool = True):
-    from .dispatch import use_interpreter
-    from .registry import Registry
+    from .registry import Registry, use_interpreter
     from .settings import Settings
 
     settings = Settings.from_env()
@@ -117,13 +115,13 @@ def cmd_select(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .dispatch import launch, use_interpreter
+    from .dispatch import launch
     from .measure import device_of, environment, time_ms, validate
 
     out: dict = {"op": args.op, "status": "error"}
     try:
         reg = _registry(args, args.op)
-        interpret = use_interpreter(reg.settings)
+        interpret = reg.interpret
         spec = reg.catalog.op(args.op)
         problem = reg.coerce_problem(args.op, _json_arg(args.problem))
         out["problem"] = problem.to_dict()
@@ -147,11 +145,11 @@ def cmd_run(args) -> int:
 
 
 def cmd_profile(args) -> int:
-    from .dispatch import launch, use_interpreter
+    from .dispatch import launch
     from .measure import device_of, time_ms
 
     reg = _registry(args, args.op)
-    interpret = use_interpreter(reg.settings)
+    interpret = reg.interpret
     spec = reg.catalog.op(args.op)
     problem = reg.coerce_problem(args.op, _json_arg(args.problem))
     sel = reg.select(problem)
@@ -179,10 +177,9 @@ def cmd_profile(args) -> int:
 
 def cmd_bench(args) -> int:
     from .bench import read_suite, run_suite, summarize
-    from .dispatch import use_interpreter
 
     reg = _registry(args, args.op)
-    interpret = use_interpreter(reg.settings)
+    interpret = reg.interpret
     rows = read_suite(args.suite, args.op)[: args.limit or None]
     results, out = [], open(args.out, "w") if args.out else None
     try:

@@ -6,13 +6,12 @@ A lazily created process-wide :class:`Registry` serves the module-level function
 
 from __future__ import annotations
 
-import functools
 import threading
 import warnings
 from typing import Any
 
 from .errors import DeviceError, UnsupportedProblem
-from .registry import Registry, Selection
+from .registry import Registry, Selection, use_interpreter
 from .settings import Settings
 
 __all__ = ["default_registry", "dispatch", "select", "problem", "ops", "launch", "use_interpreter"]
@@ -20,16 +19,6 @@ __all__ = ["default_registry", "dispatch", "select", "problem", "ops", "launch",
 _lock = threading.Lock()
 _default: Registry | None = None
 _warned = False
-
-
-def use_interpreter(settings: Settings | None = None) -> bool:
-    """True when kernels run in Triton's interpreter: ``CKCORE_INTERPRET`` or no CUDA device."""
-    settings = settings or Settings.from_env()
-    if settings.interpret:
-        return True
-    import torch
-
-    return not torch.cuda.is_available()
 
 
 def default_registry() -> Registry:
@@ -82,7 +71,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         if tensors.get(name) is None:
             raise UnsupportedProblem(name, None, "a torch tensor", op=op)
     spec.check_tensors(problem, tensors)
-    interpret = use_interpreter(registry.settings) if interpret is None else interpret
+    interpret = registry.interpret if interpret is None else interpret
     first = tensors[spec.inputs[0]]
     want = "cpu" if interpret else "cuda"
     for name, t in tensors.items():

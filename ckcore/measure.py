@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .dispatch import launch, use_interpreter
+from .dispatch import launch
 from .registry import Registry
 
 __all__ = ["Validation", "validate", "time_ms", "inputs_for", "environment"]
@@ -65,7 +65,7 @@ def device_of(interpret: bool) -> str:
 
 def inputs_for(registry: Registry, op: str, problem, seed: int = 0, interpret: bool | None = None):
     """Random inputs as (NumPy arrays, torch tensors on the run device)."""
-    interpret = use_interpreter(registry.settings) if interpret is None else interpret
+    interpret = registry.interpret if interpret is None else interpret
     spec = registry.catalog.op(op)
     arrays = spec.random_inputs(problem, np.random.default_rng(seed))
     return arrays, spec.to_torch(problem, arrays, device_of(interpret))

@@ -3,6 +3,7 @@ building them into the cache, selecting one per problem, and loading it for laun
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -23,9 +24,19 @@ from .render import render
 from .settings import Settings
 from .spec import Instance, KernelFamily
 
-__all__ = ["Registry", "Selection"]
+__all__ = ["Registry", "Selection", "use_interpreter"]
 
 KERNEL_SET_FORMAT = "ckcore-kernel-set/1"
+
+
+def use_interpreter(settings: Settings | None = None) -> bool:
+    """True when kernels run in Triton's interpreter: ``CKCORE_INTERPRET`` or no CUDA device."""
+    settings = settings or Settings.from_env()
+    if settings.interpret:
+        return True
+    import torch
+
+    return not torch.cuda.is_available()
 
 
 @attrs.frozen
@@ -60,6 +71,11 @@ class Registry:
         self._selections: dict[ProblemBase, Selection] = {}
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._failed: dict[str, str] = {}
+
+    @functools.cached_property
+    def interpret(self) -> bool:
+        """Whether this registry's kernels run in the interpreter (decided once, at first use)."""
+        return use_interpreter(self.settings)
 
     # declaring --------------------------------------------------------------------------------
     def family(self, instance: Instance) -> KernelFamily:

@@ -2,7 +2,6 @@
 follow template and compiler version, damaged entries are rebuilt, concurrent builds, negative
 entries, ownership/permission checks. Kernels are compiled for sm_90 on the CPU."""
 
-import json
 import os
 import subprocess
 import sys

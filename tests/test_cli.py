@@ -2,7 +2,6 @@
 
 import json
 
-import pytest
 
 from ckcore.cli import main
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from ckcore import DType, hookimpl
-from ckcore.keys import enum_converter, member_of
+from ckcore import hookimpl
 from ck_plugin_gemm.family import TiledGemm
 from ck_plugin_gemm.keys import GemmKey
 
