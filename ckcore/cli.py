@@ -70,10 +70,15 @@ def cmd_plugins(args) -> int:
 
     pm = get_plugin_manager()
     cat = Catalog(pm)
-    for name, dist, version in plugin_distributions(pm):
-        print(f"plugin {name}: {dist} {version}")
+    dists = {name: (dist, version) for name, dist, version in plugin_distributions(pm)}
+    for name in sorted({p for p in cat.owner.values()} | set(dists)):
+        dist, version = dists.get(name, ("(registered in-process)", ""))
+        c = cat.contributions(name)
+        print(f"plugin {name}: {dist} {version}".rstrip())
+        print(f"  ops: {', '.join(c['ops']) or '-'}")
+        print(f"  kernel families: {', '.join(c['families']) or '-'}")
     for op in sorted(cat.ops):
-        fams = ", ".join(f.name for f in cat.families_of(op))
+        fams = ", ".join(f"{f.name} ({cat.owner[('kernel family', f.name)]})" for f in cat.families_of(op))
         print(f"op {op}: families {fams}")
     return 0
 

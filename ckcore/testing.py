@@ -1,19 +1,34 @@
-"""Test helpers for ckcore and its plugins (import the fixtures into a ``conftest.py``).
+"""pytest plugin for ckcore and its plugin authors.
 
-Fixtures: ``ck_cache_dir`` (an empty private cache), ``ck_registry`` (a registry for sm_90 on it).
-Functions: :func:`assert_matches_reference` (run an instance in the interpreter or on the GPU and
-compare with the op's float64 NumPy reference) and :func:`instances_of`.
+Enable it in your project's top-level ``conftest.py`` with ``pytest_plugins = ["ckcore.testing"]``
+(or import the fixtures you need into a ``conftest.py``).
+
+Fixtures:
+- ``ck_cache_dir``: an empty cache root private to the test (also ``CKCORE_CACHE_DIR``);
+- ``ck_plugin_manager``: a plugin manager of its own with the installed plugins (entry points);
+  register extra test plugins on it freely;
+- ``ck_catalog``: the ops and kernel families of ``ck_plugin_manager``;
+- ``ck_registry``: a :class:`Registry` for sm_90 over both, with nothing declared.
+
+Functions: :func:`sample_valid_keys`, :func:`assert_matches_reference` (an instance against the
+op's float64 NumPy reference, in the interpreter by default, with the op's per-dtype tolerance),
+:func:`instances_of`.
 """
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
+from .arch import load as load_arch
 from .measure import Validation, validate
+from .plugins import Catalog, get_plugin_manager
 from .registry import Registry
 from .settings import Settings
 
-__all__ = ["ck_cache_dir", "ck_registry", "assert_matches_reference", "instances_of"]
+__all__ = ["ck_cache_dir", "ck_plugin_manager", "ck_catalog", "ck_registry", "sample_valid_keys",
+           "assert_matches_reference", "instances_of"]
 
 
 @pytest.fixture
@@ -25,9 +40,31 @@ def ck_cache_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def ck_registry(ck_cache_dir):
-    """A :class:`Registry` for sm_90 over ``ck_cache_dir`` with no instances declared."""
-    return Registry("sm_90", settings=Settings(cache_dir=ck_cache_dir))
+def ck_plugin_manager(ck_cache_dir):
+    """A fresh plugin manager with the installed plugins; extra plugins may be registered."""
+    return get_plugin_manager(Settings(cache_dir=ck_cache_dir))
+
+
+@pytest.fixture
+def ck_catalog(ck_plugin_manager):
+    """The ops and kernel families of ``ck_plugin_manager`` (collected when first used)."""
+    return Catalog(ck_plugin_manager)
+
+
+@pytest.fixture
+def ck_registry(ck_cache_dir, ck_plugin_manager):
+    """A :class:`Registry` for sm_90 over ``ck_cache_dir``, nothing declared. Register test
+    plugins on ``ck_plugin_manager`` before first using this fixture."""
+    return Registry("sm_90", settings=Settings(cache_dir=ck_cache_dir), catalog=Catalog(ck_plugin_manager))
+
+
+def sample_valid_keys(catalog: Catalog, family: str, n: int, *, arch: str = "sm_90", seed: int = 0) -> list:
+    """Up to ``n`` distinct keys of ``family`` valid on ``arch``, sampled (seeded) from the union
+    of the family's kernel sets."""
+    fam, spec = catalog.families[family], load_arch(arch)
+    keys = list(dict.fromkeys(k for make in fam.kernel_sets().values() for k in make(spec)))
+    keys = [k for k in keys if not fam.check(k, spec)]
+    return random.Random(seed).sample(keys, min(n, len(keys)))
 
 
 def assert_matches_reference(registry: Registry, op: str, problem, *, instance: str | None = None, seed: int = 0,

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from ckcore.testing import ck_cache_dir, ck_registry  # noqa: F401  (fixtures)
+from ckcore.testing import ck_cache_dir, ck_catalog, ck_plugin_manager, ck_registry  # noqa: F401  (fixtures)
 
 sys.path.insert(0, str(Path(__file__).parent / "plugins"))
 

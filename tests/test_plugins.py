@@ -108,3 +108,37 @@ def test_import_touches_no_cuda():
             "print(torch.cuda.is_initialized())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_import_error_names_the_plugin(monkeypatch):
+    import importlib.metadata as md
+
+    bad = md.EntryPoint(name="kaput", value="ck_no_such_module_xyz.hooks", group="ckcore")
+    real = md.entry_points
+    monkeypatch.setattr(md, "entry_points", lambda group=None: [*real(group=group), bad] if group == "ckcore" else real(group=group))
+    with pytest.raises(PluginError, match="'kaput'.*failed to import.*CKCORE_DISABLE_PLUGINS=kaput"):
+        get_plugin_manager(Settings())
+    assert Catalog(get_plugin_manager(Settings(disabled_plugins=("kaput",)))).ops.keys() == {"gemm"}
+
+
+def test_failing_hook_names_the_plugin():
+    pm = get_plugin_manager(Settings())
+
+    class Raises:
+        @ckcore.hookimpl
+        def ck_register_kernel_families(self, register):
+            raise RuntimeError("boom")
+
+    pm.register(Raises(), name="raiser")
+    with pytest.raises(PluginError, match="'raiser' failed in ck_register_kernel_families.*boom"):
+        Catalog(pm)
+
+
+def test_testing_kit_samples_valid_keys(ck_catalog):
+    from ckcore.arch import load
+    from ckcore.testing import sample_valid_keys
+
+    keys = sample_valid_keys(ck_catalog, "gemm_tma", 5, seed=1)
+    assert len(keys) == 5 == len(set(keys))
+    assert all(not ck_catalog.families["gemm_tma"].check(k, load("sm_90")) for k in keys)
+    assert keys == sample_valid_keys(ck_catalog, "gemm_tma", 5, seed=1)
