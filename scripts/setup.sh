@@ -15,3 +15,5 @@ else
   python -m pip install -q "torch==2.13.0" || python -m pip install -q --index-url https://download.pytorch.org/whl/cpu "torch>=2.10"
 fi
 python -m pip install -q -e ".[test]" -e plugins/gemm
+# The example third-party plugin, installed from its own folder as a third party would.
+python -m pip install -q -e examples/softmax

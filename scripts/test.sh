@@ -5,3 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/python -m pytest -q "$@"
+# The example third-party plugin's own tests, from its own folder (its conftest enables ckcore.testing).
+(cd examples/softmax && ../../.venv/bin/python -m pytest -q)

@@ -19,7 +19,7 @@ def test_gemm_plugin_discovered_through_entry_points():
 def test_allow_list_and_block_list():
     assert Catalog(get_plugin_manager(Settings(plugins=("gemm",)))).ops.keys() == {"gemm"}
     assert not Catalog(get_plugin_manager(Settings(plugins=("other",)))).ops
-    assert not Catalog(get_plugin_manager(Settings(disabled_plugins=("gemm",)))).ops
+    assert "gemm" not in Catalog(get_plugin_manager(Settings(disabled_plugins=("gemm",)))).ops
 
 
 def test_settings_from_env():
@@ -53,7 +53,7 @@ def test_hook_ck_register_kernel_families_from_a_second_plugin():
 def test_family_for_unknown_op_is_an_error():
     import ckt_broken
 
-    pm = get_plugin_manager(Settings(disabled_plugins=("gemm",)))
+    pm = get_plugin_manager(Settings(plugins=("none-at-all",)))
     pm.register(ckt_broken.Hooks(), name="ckt-broken")
     with pytest.raises(PluginError, match="no loaded plugin defines"):
         Catalog(pm)
@@ -76,7 +76,7 @@ def test_unknown_hook_fails_check_pending(monkeypatch):
 
 
 def test_registration_of_wrong_type():
-    pm = get_plugin_manager(Settings(disabled_plugins=("gemm",)))
+    pm = get_plugin_manager(Settings(plugins=("none-at-all",)))
 
     class Bad:
         @ckcore.hookimpl
@@ -118,7 +118,7 @@ def test_import_error_names_the_plugin(monkeypatch):
     monkeypatch.setattr(md, "entry_points", lambda group=None: [*real(group=group), bad] if group == "ckcore" else real(group=group))
     with pytest.raises(PluginError, match="'kaput'.*failed to import.*CKCORE_DISABLE_PLUGINS=kaput"):
         get_plugin_manager(Settings())
-    assert Catalog(get_plugin_manager(Settings(disabled_plugins=("kaput",)))).ops.keys() == {"gemm"}
+    assert "gemm" in Catalog(get_plugin_manager(Settings(disabled_plugins=("kaput",)))).ops
 
 
 def test_failing_hook_names_the_plugin():

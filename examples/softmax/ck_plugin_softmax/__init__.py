@@ -1,0 +1,1 @@
+"""ck-plugin-softmax: an example third-party ckcore plugin (op ``softmax``)."""
