@@ -88,7 +88,9 @@ class Operator(abc.ABC):
 
     @abc.abstractmethod
     def torch_baseline(self, problem: ProblemBase, tensors: Mapping[str, Any]) -> Callable[[], Any]:
-        """A zero-argument callable computing the op through PyTorch (cuBLAS / cuDNN)."""
+        """A zero-argument callable computing the op through PyTorch (cuBLAS / cuDNN) and
+        returning the output tensor (it may write into ``tensors[output]``; benchmarks compare
+        ckcore's output with what it returns)."""
 
     def features(self, problem: ProblemBase) -> dict[str, float]:
         """Numeric problem features for learned heuristics."""

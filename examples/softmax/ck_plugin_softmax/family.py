@@ -99,4 +99,5 @@ class SoftmaxRows(KernelFamily):
         busy = min(1.0, p.rows / arch.sm_count)
         memory = nbytes / (device.mem_bandwidth_gbps * 1e9 * busy)
         issue = lanes / (arch.sm_count * busy * 128 * 1.7e9)
-        return max(memory, issue) * 1e3 + 0.004
+        # The issue term also breaks ties between memory-bound blocks: the smallest block that fits wins.
+        return (max(memory, issue) + 0.1 * issue) * 1e3 + 0.004
