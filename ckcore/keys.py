@@ -26,6 +26,9 @@ __all__ = [
     "positive_int",
     "non_negative_int",
     "member_of",
+    "power_of_two_in",
+    "int_in",
+    "boolean",
     "enum_converter",
     "template_fields",
 ]
@@ -68,6 +71,32 @@ def non_negative_int(instance, attribute, value):
     """attrs validator: an int ≥ 0."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         _fail(instance, attribute.name, value, "an integer >= 0")
+
+
+def power_of_two_in(lo: int, hi: int):
+    """attrs validator: a power of two in [lo, hi]."""
+
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi or value & (value - 1):
+            _fail(instance, attribute.name, value, f"a power of two in [{lo}, {hi}]")
+
+    return check
+
+
+def int_in(lo: int, hi: int):
+    """attrs validator: an integer in [lo, hi]."""
+
+    def check(instance, attribute, value):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            _fail(instance, attribute.name, value, f"an integer in [{lo}, {hi}]")
+
+    return check
+
+
+def boolean(instance, attribute, value):
+    """attrs validator: True or False."""
+    if not isinstance(value, bool):
+        _fail(instance, attribute.name, value, "true or false")
 
 
 def member_of(enum_cls: type[enum.Enum]):

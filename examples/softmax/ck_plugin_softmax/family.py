@@ -9,24 +9,11 @@ from typing import Any, Mapping
 
 import attrs
 
-from ckcore import DType, InvalidKernelKey, KernelFamily, KeyBase
+from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
-from ckcore.keys import enum_converter, member_of
+from ckcore.keys import boolean, enum_converter, member_of, power_of_two_in
 
 from .problem import SoftmaxProblem
-
-
-def _pow2(lo: int, hi: int):
-    def check(instance, attribute, value):
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi or value & (value - 1):
-            raise InvalidKernelKey("SoftmaxKey", [f"{attribute.name}={value!r}: expected a power of two in [{lo}, {hi}]"])
-
-    return check
-
-
-def _bool(instance, attribute, value):
-    if not isinstance(value, bool):
-        raise InvalidKernelKey("SoftmaxKey", [f"{attribute.name}={value!r}: expected true or false"])
 
 
 @attrs.frozen(kw_only=True)
@@ -34,9 +21,9 @@ class SoftmaxKey(KeyBase):
     """dtype, block of columns per step, warps, and single- or two-pass schedule."""
 
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
-    block_n: int = attrs.field(validator=_pow2(32, 32768))
-    num_warps: int = attrs.field(default=4, validator=_pow2(1, 32))
-    single_pass: bool = attrs.field(default=True, validator=_bool)
+    block_n: int = attrs.field(validator=power_of_two_in(32, 32768))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 32))
+    single_pass: bool = attrs.field(default=True, validator=boolean)
 
     @property
     def name(self) -> str:

@@ -5,33 +5,11 @@ from __future__ import annotations
 import attrs
 
 from ckcore import DType, KeyBase
-from ckcore.errors import InvalidKernelKey
-from ckcore.keys import enum_converter, member_of
+from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
 from .problem import Layout
 
 __all__ = ["GemmKey"]
-
-
-def _pow2_in(lo: int, hi: int):
-    def check(instance, attribute, value):
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo or value > hi or value & (value - 1):
-            raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected a power of two in [{lo}, {hi}]"])
-
-    return check
-
-
-def _int_in(lo: int, hi: int):
-    def check(instance, attribute, value):
-        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected an integer in [{lo}, {hi}]"])
-
-    return check
-
-
-def _bool(instance, attribute, value):
-    if not isinstance(value, bool):
-        raise InvalidKernelKey("GemmKey", [f"{attribute.name}={value!r}: expected true or false"])
 
 
 @attrs.frozen(kw_only=True)
@@ -42,13 +20,13 @@ class GemmKey(KeyBase):
 
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
-    block_m: int = attrs.field(validator=_pow2_in(16, 256))
-    block_n: int = attrs.field(validator=_pow2_in(16, 256))
-    block_k: int = attrs.field(validator=_pow2_in(16, 256))
-    group_m: int = attrs.field(default=8, validator=_pow2_in(1, 16))
-    num_warps: int = attrs.field(default=4, validator=_pow2_in(1, 16))
-    num_stages: int = attrs.field(default=3, validator=_int_in(1, 8))
-    aligned: bool = attrs.field(default=True, validator=_bool)
+    block_m: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_k: int = attrs.field(validator=power_of_two_in(16, 256))
+    group_m: int = attrs.field(default=8, validator=power_of_two_in(1, 16))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
+    num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+    aligned: bool = attrs.field(default=True, validator=boolean)
 
     @property
     def name(self) -> str:

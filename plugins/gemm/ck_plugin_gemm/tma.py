@@ -11,19 +11,13 @@ from typing import Any
 import attrs
 
 from ckcore.arch import ArchSpec
+from ckcore.keys import boolean
 
 from .family import INT32_MAX, TiledGemm
 from .keys import GemmKey
 from .problem import GemmProblem
 
 __all__ = ["TmaGemmKey", "TmaGemm"]
-
-
-def _bool(instance, attribute, value):
-    if not isinstance(value, bool):
-        from ckcore.errors import InvalidKernelKey
-
-        raise InvalidKernelKey("TmaGemmKey", [f"{attribute.name}={value!r}: expected true or false"])
 
 
 @attrs.frozen(kw_only=True)
@@ -33,7 +27,7 @@ class TmaGemmKey(GemmKey):
     two consumer warp groups (Triton's Hopper auto warp specialization; needs num_warps=4,
     runs 12 warps)."""
 
-    warp_specialize: bool = attrs.field(default=False, validator=_bool)
+    warp_specialize: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
