@@ -46,23 +46,13 @@ def _registry(args, op: str | None = None, declare: bool = True):
     return reg
 
 
-def _print_table(rows: list[dict], cols: list[str]) -> None:
-    from rich.console import Console  # optional pretty output
-    from rich.table import Table
-
-    table = Table(*cols)
-    for r in rows:
-        table.add_row(*(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols))
-    Console().print(table)
-
-
 def _table(rows: list[dict], cols: list[str]) -> None:
-    try:
-        _print_table(rows, cols)
-    except ImportError:
-        print("  ".join(cols))
-        for r in rows:
-            print("  ".join(f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols))
+    fmt = [lambda v: f"{v:.4g}" if isinstance(v, float) else str(v)] * len(cols)
+    cells = [[f(r[c]) for f, c in zip(fmt, cols)] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    for row in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
 
 
 def cmd_plugins(args) -> int:
