@@ -95,7 +95,10 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
             raise UnsupportedProblem("instance", instance, f"an instance supporting {problem.name} ({reason})", op=op)
     fam = registry.family(inst)
     kernel = registry.load(inst, interpret=interpret)
-    args = fam.launch_args(inst.key, problem, {**tensors, spec.output: out}, interpret=interpret)
+    launch_tensors = {**tensors, spec.output: out}
+    for name, nbytes in fam.workspaces(inst.key, problem).items():
+        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.name}/{name}")
+    args = fam.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
     grid = fam.grid(inst.key, problem)
     if interpret:
         _warn_interpreter()

@@ -71,6 +71,9 @@ class Registry:
         self._selections: dict[ProblemBase, Selection] = {}
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._failed: dict[str, str] = {}
+        from .workspace import Workspaces
+
+        self.workspaces = Workspaces()
 
     @functools.cached_property
     def interpret(self) -> bool:
@@ -204,6 +207,8 @@ class Registry:
         for inst in self.of_op(problem.op):
             fam = self.family(inst)
             reason = self._failed.get(inst.name) and "failed to compile"
+            if not reason and self.settings.deterministic and not fam.deterministic(inst.key):
+                reason = "not deterministic (set CKCORE_DETERMINISTIC=0 to allow)"
             reason = reason or fam.supports(inst.key, problem)
             if reason:
                 rejected[inst.name] = reason

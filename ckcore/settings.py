@@ -39,6 +39,8 @@ class Settings:
     :ivar kernel_set: ``CKCORE_KERNEL_SET``: kernel set that dispatch declares (default ``default``).
     :ivar interpret: ``CKCORE_INTERPRET``: run kernels in Triton's interpreter even with a GPU.
     :ivar workers: ``CKCORE_BUILD_WORKERS``: default parallel compile workers (default: CPU count).
+    :ivar deterministic: ``CKCORE_DETERMINISTIC``: select only run-to-run bitwise reproducible
+        kernels (default on; ``0`` also allows atomic, order-dependent ones).
     """
 
     cache_dir: Path | None = None
@@ -50,6 +52,7 @@ class Settings:
     kernel_set: str = "default"
     interpret: bool = False
     workers: int | None = None
+    deterministic: bool = True
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -67,6 +70,7 @@ class Settings:
             kernel_set=env.get("CKCORE_KERNEL_SET") or "default",
             interpret=_truthy(env.get("CKCORE_INTERPRET")),
             workers=int(workers) if workers else None,
+            deterministic=(env.get("CKCORE_DETERMINISTIC") or "1").strip().lower() not in {"0", "false", "no", "off"},
         )
 
     def resolved_cache_dir(self) -> Path:
@@ -89,4 +93,5 @@ ENV_VARS = {
     "CKCORE_KERNEL_SET": "kernel_set",
     "CKCORE_INTERPRET": "interpret",
     "CKCORE_BUILD_WORKERS": "workers",
+    "CKCORE_DETERMINISTIC": "deterministic",
 }

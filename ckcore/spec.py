@@ -131,6 +131,18 @@ class KernelFamily(abc.ABC):
         """Arguments the compiled kernel may assume divisible by 16 (pointers: 16-byte aligned)."""
         return ()
 
+    def workspaces(self, key: KeyBase, problem: ProblemBase) -> dict[str, int]:
+        """Scratch buffers the kernel needs, ``{name: bytes}``; each reaches :meth:`launch_args`
+        as a uint8 tensor ``workspace_<name>``, zeroed when ckcore first allocates it and kept
+        per (device, stream, instance, name). The kernel must leave every byte it relies on
+        being zero (counters, atomic accumulators) at zero when it finishes."""
+        return {}
+
+    def deterministic(self, key: KeyBase) -> bool:
+        """Whether the kernel gives bitwise-identical results run to run (atomics in floating
+        point do not). Non-deterministic instances are selected only when allowed."""
+        return True
+
     @abc.abstractmethod
     def compile_options(self, key: KeyBase) -> dict[str, Any]:
         """Compiler options (``num_warps``, ``num_stages``...)."""

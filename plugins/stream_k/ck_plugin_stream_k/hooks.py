@@ -1,0 +1,10 @@
+"""Hook implementations of ck-plugin-stream-k."""
+
+from ckcore import hookimpl
+
+
+@hookimpl
+def ck_register_kernel_families(register):
+    from .splitk import SplitKGemm
+
+    register(SplitKGemm())

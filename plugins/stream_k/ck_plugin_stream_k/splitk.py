@@ -1,0 +1,123 @@
+"""The ``gemm_splitk`` kernel family: each output tile's K range is split across ``split_k``
+programs. Each writes its fp32 partial tile to a ckcore workspace and arrives on a per-tile
+counter; the last to arrive combines the partials and writes C, then resets the counter.
+
+- deterministic: partials are summed in split order 0..S-1 by the last program, so results
+  are bitwise identical run to run whatever the arrival order;
+- atomic: partials are added with fp32 atomics into one tile (order-dependent rounding); the
+  last program converts and clears it. Selected only when ``CKCORE_DETERMINISTIC=0``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import attrs
+
+from ckcore import DType
+from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.keys import boolean, int_in
+from ck_plugin_gemm.family import TiledGemm
+from ck_plugin_gemm.keys import GemmKey
+from ck_plugin_gemm.problem import GemmProblem, Layout
+from ck_plugin_gemm.rules import estimate_ms
+
+__all__ = ["SplitKKey", "SplitKGemm"]
+
+
+@attrs.frozen(kw_only=True)
+class SplitKKey(GemmKey):
+    """A tiled GEMM key plus ``split_k`` (programs per tile along K) and ``deterministic``."""
+
+    split_k: int = attrs.field(validator=int_in(2, 64))
+    deterministic: bool = attrs.field(default=True, validator=boolean)
+
+    @property
+    def name(self) -> str:
+        return (f"gemm_splitk_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
+                f"_k{self.split_k}_g{self.group_m}_w{self.num_warps}_s{self.num_stages}"
+                f"_{'det' if self.deterministic else 'atomic'}")
+
+
+# (block_m, block_n, block_k, num_warps, num_stages) for small-M problems
+_CFG_16BIT = [(16, 64, 128, 4, 4), (32, 64, 128, 4, 4), (64, 64, 64, 4, 4), (64, 128, 64, 4, 4)]
+_CFG_FP32 = [(16, 64, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 32, 4, 3)]
+_SPLITS = (2, 4, 8)
+
+
+def _tiles(key: SplitKKey, p: GemmProblem) -> int:
+    return math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
+
+
+class SplitKGemm(TiledGemm):
+    """Split-K tiled GEMM (pointer loads), for problems with few output tiles and long K."""
+
+    name = "gemm_splitk"
+    key_cls = SplitKKey
+    template_package = "ck_plugin_stream_k"
+    template = "gemm_splitk.py.j2"
+
+    def check(self, key: SplitKKey, arch: ArchSpec) -> list[str]:
+        reasons = super().check(key, arch)
+        if not key.aligned:
+            reasons.append("aligned=False: split-K instances assume the aligned problem class")
+        return reasons
+
+    def supports(self, key: SplitKKey, p: GemmProblem) -> str | None:
+        reason = super().supports(key, p)
+        if reason:
+            return reason
+        if math.ceil(p.K / key.block_k) < key.split_k:
+            return f"K={p.K} has fewer than split_k={key.split_k} blocks of {key.block_k}"
+        return None
+
+    def deterministic(self, key: SplitKKey) -> bool:
+        return key.deterministic
+
+    def workspaces(self, key: SplitKKey, p: GemmProblem) -> dict[str, int]:
+        """``partials``: fp32 tiles, one per (tile, split) (deterministic) or one per tile
+        (atomic accumulator, left zeroed); ``counters``: one int32 arrival count per tile, left
+        at zero. Both are indexed by tile, so any problem finds them in a consistent state."""
+        partials = key.split_k if key.deterministic else 1
+        return {"partials": _tiles(key, p) * partials * key.block_m * key.block_n * 4, "counters": 4 * _tiles(key, p)}
+
+    def signature(self, key: SplitKKey) -> dict[str, str]:
+        ptr = f"*{key.dtype.triton}"
+        sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "ws_ptr": "*fp32", "lock_ptr": "*i32"}
+        sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc")})
+        sig["UPCAST"] = "constexpr"
+        return sig
+
+    def divisible_by_16(self, key: SplitKKey) -> tuple[str, ...]:
+        return super().divisible_by_16(key) + ("ws_ptr", "lock_ptr")
+
+    def grid(self, key: SplitKKey, p: GemmProblem) -> tuple[int, int, int]:
+        return (_tiles(key, p), key.split_k, 1)
+
+    def launch_args(self, key: SplitKKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        import torch
+
+        partial = tensors["workspace_partials"].view(torch.float32)
+        locks = tensors["workspace_counters"].view(torch.int32)
+        upcast = interpret and key.dtype is DType.BF16
+        return (tensors["a"], tensors["b"], tensors["c"], partial, locks, p.M, p.N, p.K, p.lda, p.ldb, p.ldc, upcast)
+
+    def kernel_sets(self):
+        def default(arch: ArchSpec):
+            keys = []
+            for dtype in DType:
+                for layout in Layout:
+                    for bm, bn, bk, w, s in _CFG_FP32 if dtype is DType.FP32 else _CFG_16BIT:
+                        for split in _SPLITS:
+                            keys.append(SplitKKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk,
+                                                  num_warps=w, num_stages=s, split_k=split))
+                        keys.append(SplitKKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk,
+                                              num_warps=w, num_stages=s, split_k=4, deterministic=False))
+            return [k for k in keys if not self.check(k, arch)]
+
+        return {"default": default, "full": default}
+
+    def estimate_ms(self, key: SplitKKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+        # The combine step (the last program reads S partial tiles) and the counter add a little.
+        return estimate_ms(key, p, arch, device, split_k=key.split_k) + 0.002
