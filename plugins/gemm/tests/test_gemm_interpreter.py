@@ -29,12 +29,13 @@ def _problem_for(reg, inst):
 
 def test_every_default_instance_matches_reference(reg):
     names = []
-    for inst in sorted(reg.of_op("gemm"), key=lambda i: i.name):
+    mine = [i for i in reg.of_op("gemm") if i.family in ("gemm_tiled", "gemm_tma")]  # this plugin's families
+    for inst in sorted(mine, key=lambda i: i.name):
         p = _problem_for(reg, inst)
         assert reg.family(inst).supports(inst.key, p) is None, inst.name
         assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True, seed=len(names))
         names.append(inst.name)
-    assert len(names) == len(reg.of_op("gemm")) > 50
+    assert len(names) == len(mine) > 50
 
 
 @settings(max_examples=30, deadline=None)
