@@ -25,7 +25,7 @@ def _json_arg(text: str) -> dict:
     return {k: v for k, v in value.items() if k not in ("op", "name")}
 
 
-def _registry(args, op: str | None = None, declare: bool = True):
+def _registry(args, op: str | None = None):
     from .registry import Registry, use_interpreter
     from .settings import Settings
 
@@ -38,11 +38,10 @@ def _registry(args, op: str | None = None, declare: bool = True):
         if found:
             arch, device = arch or found[0].arch, found[1]
     reg = Registry(arch, settings=settings, device_name=device)
-    if declare:
-        if getattr(args, "kernel_set_file", None):
-            reg.load_json(args.kernel_set_file)
-        else:
-            reg.declare(op, getattr(args, "set", None))
+    if getattr(args, "kernel_set_file", None):
+        reg.load_json(args.kernel_set_file)
+    else:
+        reg.declare(op, getattr(args, "set", None))
     return reg
 
 

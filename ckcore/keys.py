@@ -56,9 +56,7 @@ def sha256_json(obj: Any) -> str:
 
 
 def _fail(instance: Any, field: str, value: Any, expected: str):
-    if isinstance(instance, KeyBase):
-        raise InvalidKernelKey(type(instance).__name__, [f"{field}={value!r}: expected {expected}"])
-    raise UnsupportedProblem(field, value, expected, op=getattr(instance, "op", None))
+    _fail_cls(type(instance), field, value, expected)
 
 
 def positive_int(instance, attribute, value):

@@ -13,7 +13,7 @@ import attrs
 from ckcore.arch import ArchSpec
 from ckcore.keys import boolean
 
-from .family import INT32_MAX, TiledGemm
+from .family import INT32_MAX, TiledGemm, smem_bytes
 from .keys import GemmKey
 from .problem import GemmProblem
 
@@ -56,8 +56,6 @@ class TmaGemm(TiledGemm):
             reasons.append(f"warp_specialize with num_stages={key.num_stages}: only <= 3 is validated (Triton 3.6 produced wrong results with 5)")
         # Output staging tile (BM x BN) shares shared memory with the operand pipeline.
         staging = key.block_m * key.block_n * key.dtype.itemsize
-        from .family import smem_bytes
-
         if smem_bytes(key) + staging > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output tile) > {arch.smem_per_block_bytes} B")
         return reasons
