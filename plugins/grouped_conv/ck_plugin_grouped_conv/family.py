@@ -1,0 +1,282 @@
+"""The implicit-GEMM grouped convolution families, one per direction: ``conv_fwd``,
+``conv_bwd_data`` and ``conv_bwd_weight`` (templates ``conv_<direction>.py.j2``).
+
+Every family serves every valid problem of its op: ``aligned=False`` instances are the generic
+fallback (64-bit offsets, no divisibility assumptions); groups are a launch dimension, several
+at a time (``groups_per_block``) when channels per group are few.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from ckcore import DType, KernelFamily
+from ckcore.arch import ArchSpec, DeviceSpec
+
+from . import rules, sets
+from .keys import ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
+from .problem import ConvProblem
+
+__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape"]
+
+INT32_MAX = 2**31 - 1
+GRID_YZ_MAX = 65535
+_SIZES = ("C", "K", "Cg", "Kg", "Cs", "Ks", "D", "H", "W", "Do", "Ho", "Wo", "Z", "Y", "X",
+          "str_d", "str_h", "str_w", "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w")
+_STRIDES_CL = ("sxn", "sxd", "sxh", "sxw", "swk", "swz", "swy", "swx", "syn", "syd", "syh", "syw")
+_STRIDES_CF = ("sxn", "sxc", "sxd", "sxh", "swk", "swc", "swz", "swy", "syn", "syk", "syd", "syh")
+
+
+def gemm_shape(direction: str, p: ConvProblem, gpb: int) -> tuple[int, int, int]:
+    """(rows, columns, reduction length) of one block of ``gpb`` groups' implicit GEMM."""
+    cs, ks = gpb * p.Cg, gpb * p.Kg
+    if direction == "fwd":
+        return p.N * p.out_pixels, ks, cs * p.taps
+    if direction == "bwd_data":
+        return p.N * p.pixels, cs, ks * p.taps
+    return ks, cs * p.taps, p.N * p.out_pixels
+
+
+def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
+    """Every integer kernel argument by name (sizes padded to 3-D, all strides, M and P)."""
+    d3 = p.as_3d()
+    out = {"C": p.C, "K": p.K, "Cg": p.Cg, "Kg": p.Kg, "Cs": gpb * p.Cg, "Ks": gpb * p.Kg}
+    out.update(zip(("D", "H", "W"), d3["spatial"]))
+    out.update(zip(("Do", "Ho", "Wo"), d3["out"]))
+    out.update(zip(("Z", "Y", "X"), d3["filter"]))
+    for field, prefix in (("stride", "str"), ("pad", "pad"), ("dilation", "dil")):
+        out.update(zip((f"{prefix}_d", f"{prefix}_h", f"{prefix}_w"), d3[field]))
+    lead = (0,) * (3 - p.ndim)
+    for role, names in (("x", "nc"), ("w", "kc"), ("y", "nk")):
+        s = p.tensor_strides()[role]
+        spatial = lead + s[2:]
+        axes = "dhw" if role != "w" else "zyx"
+        out.update({f"s{role}{names[0]}": s[0], f"s{role}{names[1]}": s[1]})
+        out.update({f"s{role}{a}": v for a, v in zip(axes, spatial)})
+    out["M"] = out["P"] = 0
+    return out
+
+
+class ConvFamily(KernelFamily):
+    """Shared behaviour of the three implicit-GEMM families."""
+
+    direction: str
+    template_package = "ck_plugin_grouped_conv"
+    tensors: tuple[str, str, str]  # kernel pointer order: two inputs, then the output
+
+    @property
+    def template(self) -> str:
+        return f"conv_{self.direction}.py.j2"
+
+    # ---- static validity -------------------------------------------------------------------
+    def check(self, key: ConvKey, arch: ArchSpec) -> list[str]:
+        """Static validity on ``arch``: tensor cores take the dtype, the operand pipeline fits
+        shared memory, the reduction step meets the MMA minimum K, accumulators fit registers."""
+        reasons = []
+        tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
+        if tc not in arch.tensor_core_dtypes:
+            reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
+        smem = key.num_stages * (key.block_m + key.block_n) * key.block_k * key.dtype.itemsize
+        if smem > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem} B > {arch.smem_per_block_bytes} B per block on {arch.arch}")
+        if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
+            reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
+        if key.num_warps * 32 > arch.max_threads_per_block:
+            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
+        if acc_regs > 128:
+            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
+        if key.block_m * key.block_n < 32 * key.num_warps * 4:
+            reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
+        return reasons
+
+    # ---- problem support -------------------------------------------------------------------
+    def _fit(self, key: ConvKey) -> tuple[int, int]:
+        """(tile extent holding the block's output channels, extent holding its input channels)."""
+        raise NotImplementedError
+
+    def supports(self, key: ConvKey, p: ConvProblem) -> str | None:
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if key.channels_last != p.layout.channels_last:
+            return f"{'channels-last' if key.channels_last else 'contiguous'} kernel, layout {p.layout.value}"
+        gpb = key.groups_per_block
+        if gpb > 1:
+            if gpb >= 2 * p.G:
+                return f"groups_per_block {gpb} >= 2·G (G={p.G})"
+            k_room, c_room = self._fit(key)
+            if gpb * p.Kg > k_room or gpb * p.Cg > c_room:
+                return (f"{gpb} groups of K/G={p.Kg}, C/G={p.Cg} do not fit one tile "
+                        f"({k_room} output, {c_room} input channels)")
+        grid = self.grid(key, p)
+        if max(grid[1:]) > GRID_YZ_MAX:
+            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
+        if not key.aligned:
+            return None
+        if p.ptr_align != 16:
+            return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        args = int_args(p, gpb)
+        for name in self._hinted_ints(key):
+            if args[name] % 16:
+                return f"needs {name} % 16 == 0 ({name}={args[name]})"
+        for role, count in p.numel().items():
+            if count > INT32_MAX:
+                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
+        return None
+
+    def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
+        strides = _STRIDES_CL if key.channels_last else _STRIDES_CF
+        return ("Cs", "Ks") + tuple(s for s in strides if not s.startswith("sw"))
+
+    # ---- compilation -----------------------------------------------------------------------
+    def _pointer_args(self, key: ConvKey) -> dict[str, str]:
+        ptr = f"*{key.dtype.triton}"
+        return {f"{t}_ptr": ptr for t in self.tensors}
+
+    def signature(self, key: ConvKey) -> dict[str, str]:
+        sig = self._pointer_args(key)
+        sig.update({n: "i32" for n in _SIZES})
+        sig[self._rows_arg] = "i32"
+        sig.update({n: "i32" for n in (_STRIDES_CL if key.channels_last else _STRIDES_CF)})
+        sig["UPCAST"] = "constexpr"
+        return sig
+
+    _rows_arg = "M"
+
+    def constexprs(self, key: ConvKey) -> dict[str, Any]:
+        return {"UPCAST": False}
+
+    def divisible_by_16(self, key: ConvKey) -> tuple[str, ...]:
+        if not key.aligned:
+            return ()
+        return tuple(self._pointer_args(key)) + self._hinted_ints(key)
+
+    def compile_options(self, key: ConvKey) -> dict[str, Any]:
+        return {"num_warps": key.num_warps, "num_stages": key.num_stages}
+
+    # ---- launch ----------------------------------------------------------------------------
+    def launch_args(self, key: ConvKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        args = int_args(p, key.groups_per_block)
+        args["M"], _, _ = gemm_shape(self.direction, p, key.groups_per_block)
+        args["P"] = p.N * p.out_pixels
+        upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
+        sig = self.signature(key)
+        values = []
+        for name in sig:
+            if name.endswith("_ptr"):
+                values.append(tensors[self._tensor_of(name)])
+            elif name == "UPCAST":
+                values.append(upcast)
+            else:
+                values.append(args[name])
+        return tuple(values)
+
+    def _tensor_of(self, arg: str) -> str:
+        return arg[: -len("_ptr")]
+
+    def _groups_grid(self, key: ConvKey, p: ConvProblem) -> int:
+        return math.ceil(p.G / key.groups_per_block)
+
+    def kernel_sets(self):
+        return {"default": lambda arch: sets.default_set(self, arch), "full": lambda arch: sets.full_set(self, arch)}
+
+    def estimate_ms(self, key: ConvKey, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+        return rules.estimate_ms(self, key, p, arch, device)
+
+    def features(self, key: ConvKey) -> dict[str, float]:
+        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k,
+                "groups_per_block": key.groups_per_block, "num_warps": key.num_warps, "num_stages": key.num_stages,
+                "aligned": float(key.aligned), "split_k": float(getattr(key, "split_k", 1))}
+
+
+class ConvFwd(ConvFamily):
+    """Forward: rows are output pixels, columns output channels, reduction taps × input channels."""
+
+    name = "conv_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = ConvFwdKey
+    tensors = ("x", "w", "y")
+
+    def _fit(self, key):
+        return key.block_n, key.block_k
+
+    def grid(self, key, p):
+        rows, cols, _ = gemm_shape("fwd", p, key.groups_per_block)
+        return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
+
+
+class ConvBwdData(ConvFamily):
+    """Backward-data: rows are input pixels, columns input channels, reduction taps × output channels."""
+
+    name = "conv_bwd_data"
+    op = "grouped_conv_bwd_data"
+    direction = "bwd_data"
+    key_cls = ConvBwdDataKey
+    tensors = ("dy", "w", "dx")
+
+    def _fit(self, key):
+        return key.block_k, key.block_n
+
+    def grid(self, key, p):
+        rows, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
+        return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
+
+
+class ConvBwdWeight(ConvFamily):
+    """Backward-weight: per filter tap, rows are output channels, columns input channels,
+    reduction N·output pixels, optionally split over ``split_k`` programs."""
+
+    name = "conv_bwd_weight"
+    op = "grouped_conv_bwd_weight"
+    direction = "bwd_weight"
+    key_cls = ConvBwdWeightKey
+    tensors = ("x", "dy", "dw")
+    _rows_arg = "P"
+
+    def _fit(self, key):
+        return key.block_m, key.block_n
+
+    def _pointer_args(self, key):
+        args = super()._pointer_args(key)
+        if key.split_k > 1:
+            args.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        return args
+
+    def divisible_by_16(self, key):
+        return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.split_k > 1 and not key.aligned else ())
+
+    def _tensor_of(self, arg):
+        return {"ws_ptr": "workspace_partials_f32", "lock_ptr": "workspace_counters_i32"}.get(arg, arg[: -len("_ptr")])
+
+    def launch_args(self, key, p, tensors, *, interpret):
+        if key.split_k > 1:
+            import torch
+
+            tensors = {**tensors, "workspace_partials_f32": tensors["workspace_partials"].view(torch.float32),
+                       "workspace_counters_i32": tensors["workspace_counters"].view(torch.int32)}
+        return super().launch_args(key, p, tensors, interpret=interpret)
+
+    def grid(self, key, p):
+        cs = key.groups_per_block * p.Cg
+        ks = key.groups_per_block * p.Kg
+        return (math.ceil(ks / key.block_m), p.taps * math.ceil(cs / key.block_n),
+                self._groups_grid(key, p) * key.split_k)
+
+    def supports(self, key, p):
+        reason = super().supports(key, p)
+        if reason is None and key.split_k > 1 and math.ceil(p.N * p.out_pixels / key.block_k) < key.split_k:
+            return f"N·output pixels = {p.N * p.out_pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
+        return reason
+
+    def workspaces(self, key, p):
+        """``partials``: one fp32 tile per (dw tile, split); ``counters``: one int32 arrival
+        count per dw tile, left at zero by the kernel."""
+        if key.split_k == 1:
+            return {}
+        tiles = math.prod(self.grid(key, p)) // key.split_k
+        return {"partials": tiles * key.split_k * key.block_m * key.block_n * 4, "counters": 4 * tiles}
+
+
+FAMILIES = (ConvFwd, ConvBwdData, ConvBwdWeight)

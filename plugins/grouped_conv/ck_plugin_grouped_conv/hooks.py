@@ -1,0 +1,21 @@
+"""ck-plugin-grouped-conv's hook implementations (the module named by its ``ckcore`` entry point)."""
+
+from __future__ import annotations
+
+from ckcore import hookimpl
+
+
+@hookimpl
+def ck_register_operators(register):
+    from .op import OPERATORS
+
+    for op in OPERATORS:
+        register(op())
+
+
+@hookimpl
+def ck_register_kernel_families(register):
+    from .family import FAMILIES
+
+    for family in FAMILIES:
+        register(family())

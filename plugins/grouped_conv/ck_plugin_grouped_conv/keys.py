@@ -1,0 +1,70 @@
+"""Keys of the implicit-GEMM grouped convolution families (one family per direction)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from ckcore import DType, KeyBase
+from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
+
+__all__ = ["ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
+
+
+@attrs.frozen(kw_only=True)
+class ConvKey(KeyBase):
+    """One implicit-GEMM convolution kernel.
+
+    :ivar dtype: element type of every tensor (fp32 runs on tensor cores as tf32, as cuDNN does
+        by default in PyTorch).
+    :ivar channels_last: the layout family (``nwgc``/``nhwgc``/``ndhwgc``) or contiguous.
+    :ivar block_m, block_n, block_k: tile of the implicit GEMM (rows, columns, reduction step).
+    :ivar groups_per_block: groups one program serves together (GPB); with GPB > 1 the filter
+        tile is block-diagonal, so groups with few channels still fill the tensor-core tile.
+    :ivar num_warps, num_stages: Triton launch and pipelining options.
+    :ivar aligned: assumes 16-byte aligned pointers, 16-divisible block channel counts and
+        strides, and 32-bit offsets; ``False`` is the generic fallback (64-bit offsets).
+    """
+
+    direction: ClassVar[str] = ""
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    channels_last: bool = attrs.field(validator=boolean)
+    block_m: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_k: int = attrs.field(validator=power_of_two_in(16, 256))
+    groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 64))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
+    num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+    aligned: bool = attrs.field(default=True, validator=boolean)
+
+    @property
+    def name(self) -> str:
+        return (f"conv_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
+                f"_{self.block_m}x{self.block_n}x{self.block_k}_gpb{self.groups_per_block}"
+                f"_w{self.num_warps}_s{self.num_stages}{self._suffix()}_{'a16' if self.aligned else 'generic'}")
+
+    def _suffix(self) -> str:
+        return ""
+
+
+@attrs.frozen(kw_only=True)
+class ConvFwdKey(ConvKey):
+    direction: ClassVar[str] = "fwd"
+
+
+@attrs.frozen(kw_only=True)
+class ConvBwdDataKey(ConvKey):
+    direction: ClassVar[str] = "bwd_data"
+
+
+@attrs.frozen(kw_only=True)
+class ConvBwdWeightKey(ConvKey):
+    """A backward-weight key plus ``split_k``: programs sharing one dw tile's reduction over
+    N·output pixels (fp32 partials summed in fixed order: deterministic)."""
+
+    direction: ClassVar[str] = "bwd_weight"
+    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
+
+    def _suffix(self) -> str:
+        return f"_k{self.split_k}"

@@ -1,0 +1,67 @@
+"""The cost model the ``rules`` heuristic ranks the implicit-GEMM conv instances with.
+
+estimate = max(compute, memory) + loop overhead + launch, where
+- compute: the busiest SM's tiles × 2·BM·BN·(padded reduction) at the SM's share of the device's
+  dense tensor-core peak (arch specs, datasheet) times a tile efficiency (larger tiles reuse
+  operands more; below 64 rows Hopper's warpgroup MMA is not used). Block-diagonal tiles
+  (several groups per program) and padding of the tile are counted as work;
+- memory: the larger of the minimum traffic at HBM bandwidth (falling off when few SMs are
+  busy) and every tile's operand traffic at the SM's share of L2 bandwidth (3.5× HBM, as
+  measured for GEMM on an H200);
+- split-K partials (backward-weight) written and read once in fp32.
+The figures only need to order candidates sensibly; ``ckcore profile`` measures them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ckcore import DType
+from ckcore.arch import ArchSpec, DeviceSpec
+
+__all__ = ["estimate_ms"]
+
+LAUNCH_MS = 0.004
+L2_OVER_HBM = 3.5
+
+
+def _tile_efficiency(key, arch: ArchSpec) -> float:
+    eff = 0.8 * min(1.0, (key.block_m * key.block_n / (128 * 128)) ** 0.3)
+    if arch.wgmma and key.block_m < 64:
+        eff *= 0.55
+    if not key.aligned:
+        eff *= 0.5
+    return eff
+
+
+def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
+    """Estimated run time in ms of ``key`` (of ``family``) on problem ``p``."""
+    from .family import gemm_shape
+
+    item = p.dtype.itemsize
+    peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
+    bw = device.mem_bandwidth_gbps * 1e9
+    split = getattr(key, "split_k", 1)
+    rows, cols, red = gemm_shape(family.direction, p, key.groups_per_block)
+    if family.direction == "bwd_weight":
+        cols_tiles = p.taps * math.ceil(cols / p.taps / key.block_n)
+        red_pad = math.ceil(math.ceil(red / key.block_k) / split) * key.block_k
+    else:
+        cols_tiles = math.ceil(cols / key.block_n)
+        per_tap = red // p.taps
+        red_pad = p.taps * math.ceil(per_tap / key.block_k) * key.block_k
+    groups = math.ceil(p.G / key.groups_per_block)
+    tiles = math.ceil(rows / key.block_m) * cols_tiles * groups * split
+    per_sm = math.ceil(tiles / arch.sm_count)
+    busy = min(tiles, arch.sm_count)
+    compute = per_sm * 2.0 * key.block_m * key.block_n * red_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
+    min_bytes = sum(p.numel().values()) * item
+    if split > 1:
+        min_bytes += 2 * tiles * key.block_m * key.block_n * 4
+    tile_bytes = per_sm * (min(key.block_m, rows) + min(key.block_n, cols)) * red_pad * item
+    per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(1.3, arch.sm_count / busy)
+    hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
+    iters = red_pad // key.block_k
+    latency = per_sm * iters * 0.1e-6 * (1.0 if key.num_stages >= 3 else 1.5)
+    memory = max(min_bytes / hbm_bw, tile_bytes / per_sm_bw)
+    return (max(compute, memory) + latency) * 1e3 + LAUNCH_MS

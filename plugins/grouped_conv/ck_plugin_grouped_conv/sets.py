@@ -1,0 +1,85 @@
+"""Named kernel sets of the implicit-GEMM conv families: ``default`` (a few tiles per dtype and
+layout for dense, grouped and small problems, group-merging tiles for few channels per group,
+split-K for backward-weight, and the generic fallback) and ``full`` (a wider sweep)."""
+
+from __future__ import annotations
+
+import itertools
+
+from ckcore import DType
+from ckcore.arch import ArchSpec
+
+__all__ = ["default_set", "full_set"]
+
+# (block_m, block_n, block_k, num_warps, num_stages) for one group per program.
+_DENSE = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 3), (64, 128, 64, 4, 3), (64, 64, 64, 4, 3), (128, 128, 32, 8, 4),
+          (64, 32, 32, 4, 3)]
+# Group-merging tiles: (block_m, block_n, block_k, num_warps, num_stages, groups_per_block).
+_MERGED = [(128, 32, 32, 4, 3, gpb) for gpb in (2, 4, 8)] + [(128, 64, 64, 4, 3, gpb) for gpb in (2, 4, 8, 16)] + \
+          [(64, 16, 16, 4, 3, 16), (128, 128, 128, 8, 3, 2)]
+# Backward-weight: (block_m, block_n, block_k, num_warps, num_stages, split_k); rows are output channels.
+_WGRAD = [(128, 128, 64, 8, 3, 1), (64, 64, 64, 4, 3, 1), (64, 64, 64, 4, 3, 4), (128, 128, 64, 8, 3, 4),
+          (64, 64, 64, 4, 3, 16), (32, 32, 64, 4, 3, 8)]
+_WGRAD_MERGED = [(32, 32, 64, 4, 3, 8, gpb) for gpb in (2, 4, 8)] + [(64, 64, 64, 4, 3, 8, gpb) for gpb in (2, 4, 8, 16)]
+_GENERIC = [(64, 64, 32, 4, 2)]
+_GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1), (64, 64, 32, 4, 2, 8)]
+
+
+def _fp32_fit(cfg):
+    """fp32 operands are twice the size: halve block_k above 32 to keep the pipeline in smem."""
+    bm, bn, bk, *rest = cfg
+    return (bm, bn, min(bk, 32) if bk > 32 else bk, *rest)
+
+
+def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
+    cls = family.key_cls
+    wgrad = family.direction == "bwd_weight"
+    fix = _fp32_fit if dtype is DType.FP32 else (lambda c: c)
+    out = []
+
+    def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True):
+        extra = {"split_k": split} if wgrad else {}
+        out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
+                       groups_per_block=gpb, num_warps=w, num_stages=s, aligned=aligned, **extra))
+
+    if wgrad:
+        for bm, bn, bk, w, s, split in map(fix, _WGRAD):
+            add(bm, bn, bk, w, s, split=split)
+        for bm, bn, bk, w, s, split, gpb in map(fix, _WGRAD_MERGED):
+            add(bm, bn, bk, w, s, gpb=gpb, split=split)
+        for bm, bn, bk, w, s, split in _GENERIC_WGRAD:
+            add(bm, bn, bk, w, s, split=split, aligned=False)
+    else:
+        for cfg in map(fix, _DENSE):
+            add(*cfg)
+        for bm, bn, bk, w, s, gpb in map(fix, _MERGED):
+            add(bm, bn, bk, w, s, gpb=gpb)
+        for cfg in _GENERIC:
+            add(*cfg, aligned=False)
+    if full:
+        for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
+            if wgrad:
+                for split in (1, 4):
+                    add(bm, bn, bk, w, s, split=split)
+            else:
+                add(bm, bn, bk, w, s)
+    return out
+
+
+def _valid(family, arch: ArchSpec, full: bool) -> list:
+    seen, keys = set(), []
+    for dtype in DType:
+        for channels_last in (True, False):
+            for key in _keys(family, dtype, channels_last, full):
+                if key not in seen and not family.check(key, arch):
+                    seen.add(key)
+                    keys.append(key)
+    return keys
+
+
+def default_set(family, arch: ArchSpec) -> list:
+    return _valid(family, arch, full=False)
+
+
+def full_set(family, arch: ArchSpec) -> list:
+    return _valid(family, arch, full=True)
