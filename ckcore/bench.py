@@ -20,13 +20,15 @@ from .registry import Registry
 __all__ = ["read_suite", "bench_problem", "summarize", "geomean"]
 
 
-def read_suite(path: str | Path, op: str) -> list[dict]:
-    """The rows of a JSON-lines suite whose ``op`` is ``op`` (``name`` kept, ``op`` dropped)."""
+def read_suite(path: str | Path, op: str, aliases: tuple[str, ...] = ()) -> list[dict]:
+    """The rows of a JSON-lines suite whose ``op`` is ``op`` or one of ``aliases`` (rows
+    without ``op`` count as ``op``)."""
+    accepted = {op, *aliases}
     rows = []
     for line in Path(path).read_text().splitlines():
         if line.strip():
             row = json.loads(line)
-            if row.get("op", op) == op:
+            if row.get("op", op) in accepted:
                 rows.append(row)
     return rows
 

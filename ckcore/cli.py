@@ -174,7 +174,8 @@ def cmd_bench(args) -> int:
 
     reg = _registry(args, args.op)
     interpret = reg.interpret
-    rows = read_suite(args.suite, args.op)[: args.limit or None]
+    spec = reg.catalog.op(args.op)
+    rows = read_suite(args.suite, args.op, spec.suite_ops)[: args.limit or None]
     results, out = [], open(args.out, "w") if args.out else None
     try:
         for rec in run_suite(reg, args.op, rows, interpret=interpret, warmup=args.warmup, rep=args.rep):
@@ -185,8 +186,7 @@ def cmd_bench(args) -> int:
                       flush=True)
             if out:
                 out.write(json.dumps(rec) + "\n")
-        groups = {k: v for k, v in _GROUPS.get(args.op, {}).items()}
-        summary = summarize(results, groups)
+        summary = summarize(results, spec.bench_groups())
         if out:
             out.write(json.dumps(summary) + "\n")
         print(json.dumps(summary))
@@ -194,9 +194,6 @@ def cmd_bench(args) -> int:
         if out:
             out.close()
     return 0 if summary["all_checks_passed"] else 1
-
-
-_GROUPS = {"gemm": {"m_le_128": lambda p: p["M"] <= 128, "m_ge_1024": lambda p: p["M"] >= 1024}}
 
 
 def cmd_cache(args) -> int:

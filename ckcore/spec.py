@@ -38,6 +38,9 @@ class Operator(abc.ABC):
     problem_cls: type
     inputs: tuple[str, ...]
     output: str
+    #: Other ``op`` values of suite lines this op accepts (the conv suite says ``grouped_conv``
+    #: for all three directions).
+    suite_ops: tuple[str, ...] = ()
 
     def problem(self, **fields) -> ProblemBase:
         """Build and validate a problem. :raises UnsupportedProblem: a bad field."""
@@ -91,6 +94,11 @@ class Operator(abc.ABC):
         """A zero-argument callable computing the op through PyTorch (cuBLAS / cuDNN) and
         returning the output tensor (it may write into ``tensors[output]``; benchmarks compare
         ckcore's output with what it returns)."""
+
+    def bench_groups(self) -> dict[str, Callable[[dict], bool]]:
+        """Named subsets of a suite that ``ckcore bench`` summarises separately (each a
+        predicate on the problem's dict), e.g. ``{"m_le_128": lambda p: p["M"] <= 128}``."""
+        return {}
 
     def features(self, problem: ProblemBase) -> dict[str, float]:
         """Numeric problem features for learned heuristics."""

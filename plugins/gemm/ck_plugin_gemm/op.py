@@ -173,6 +173,10 @@ class GemmOperator(Operator):
 
         return run
 
+    def bench_groups(self):
+        """Small-M (M <= 128) and large (M >= 1024) rows, the classes the targets name."""
+        return {"m_le_128": lambda p: p["M"] <= 128, "m_ge_1024": lambda p: p["M"] >= 1024}
+
     def features(self, problem: GemmProblem) -> dict[str, float]:
         return {"M": problem.M, "N": problem.N, "K": problem.K, "itemsize": problem.dtype.itemsize,
                 "layout_a_row": float(problem.layout.a == "r"), "layout_b_row": float(problem.layout.b == "r")}

@@ -64,7 +64,7 @@ class ConvBwdWeightKey(ConvKey):
     N·output pixels (fp32 partials summed in fixed order: deterministic)."""
 
     direction: ClassVar[str] = "bwd_weight"
-    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
+    split_k: int = attrs.field(default=1, validator=int_in(1, 256))
 
     def _suffix(self) -> str:
         return f"_k{self.split_k}"

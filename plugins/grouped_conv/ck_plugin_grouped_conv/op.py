@@ -32,6 +32,13 @@ class ConvOperator(Operator):
 
     direction: str
     roles: dict[str, str]
+    suite_ops = (SUITE_OP,)
+
+    def bench_groups(self):
+        """Grouped (G > 1, C/G > 1), dense (G = 1) and depthwise (C/G = 1) rows."""
+        return {"grouped": lambda p: p["G"] > 1 and p["C"] > p["G"],
+                "dense": lambda p: p["G"] == 1,
+                "depthwise": lambda p: p["C"] == p["G"]}
 
     # ---- problems --------------------------------------------------------------------------
     def problem(self, **fields) -> ConvProblem:
@@ -189,6 +196,11 @@ class ConvOperator(Operator):
         return feats
 
     def _torch_conv_args(self, problem: ConvProblem) -> dict:
+        """Arguments of the PyTorch baseline. Enables ``torch.backends.cudnn.benchmark`` (cuDNN
+        then times its algorithms on first use and keeps the fastest: its best case)."""
+        import torch
+
+        torch.backends.cudnn.benchmark = True
         return {"stride": list(problem.stride), "padding": list(problem.pad), "dilation": list(problem.dilation),
                 "groups": problem.G}
 

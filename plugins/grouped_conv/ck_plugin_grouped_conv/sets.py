@@ -18,9 +18,11 @@ _DENSE = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 3), (64, 128, 64, 4, 3), (64, 6
 _MERGED = [(128, 32, 32, 4, 3, gpb) for gpb in (2, 4, 8)] + [(128, 64, 64, 4, 3, gpb) for gpb in (2, 4, 8, 16)] + \
           [(64, 16, 16, 4, 3, 16), (128, 128, 128, 8, 3, 2)]
 # Backward-weight: (block_m, block_n, block_k, num_warps, num_stages, split_k); rows are output channels.
-_WGRAD = [(128, 128, 64, 8, 3, 1), (64, 64, 64, 4, 3, 1), (64, 64, 64, 4, 3, 4), (128, 128, 64, 8, 3, 4),
-          (64, 64, 64, 4, 3, 16), (32, 32, 64, 4, 3, 8)]
-_WGRAD_MERGED = [(32, 32, 64, 4, 3, 8, gpb) for gpb in (2, 4, 8)] + [(64, 64, 64, 4, 3, 8, gpb) for gpb in (2, 4, 8, 16)]
+# The reduction (N·output pixels) is long and dw small, so most tiles split it: up to 64 ways.
+_WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3, s) for s in (1, 4, 16)] + \
+         [(32, 32, 64, 4, 3, s) for s in (8, 32)]
+_WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
+                [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)]
 _GENERIC = [(64, 64, 32, 4, 2)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1), (64, 64, 32, 4, 2, 8)]
 

@@ -1,0 +1,80 @@
+"""Grouped convolution on the GPU against the NumPy float64 reference (run through the device tool)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from ckcore import Registry, Settings  # noqa: E402
+from ckcore.dispatch import launch  # noqa: E402
+from ckcore.testing import assert_matches_reference  # noqa: E402
+
+from cases import DTYPES, MATRIX, OPS, SPECIAL, case, layout  # noqa: E402
+
+# Larger problems that reach the aligned, merged and split-K instances.
+GPU_CASES = {
+    "resnext_like": case(2, 4, 32, 128, 128, (14, 14), 3, pad=1),
+    "regnet_like": case(2, 2, 6, 240, 240, (14, 14), 3, pad=1),
+    "dense_3x3": case(2, 8, 1, 64, 64, (16, 16), 3, pad=1),
+    "dense_s2": case(2, 8, 1, 64, 128, (17, 17), 3, stride=2, pad=1),
+    "conv3d": case(3, 2, 1, 32, 32, (6, 10, 10), 3, pad=1),
+    "wgrad_long": case(2, 16, 2, 64, 64, (28, 28), 3, pad=1),
+}
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
+    for op in OPS:
+        r.declare(op, "default")
+    report = r.build(max_workers=16, progress=False)
+    assert not report.failed, report.failed
+    return r
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cl", [True, False], ids=["cl", "cf"])
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
+def test_every_supporting_instance(reg, op, dtype, cl, name):
+    fields = GPU_CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], cl))
+    ranked = reg.select(p).ranked
+    assert ranked
+    for r in ranked:
+        assert_matches_reference(reg, op, p, instance=r.instance.name, interpret=False, seed=len(r.instance.name))
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cl", [True, False], ids=["cl", "cf"])
+@pytest.mark.parametrize("name", sorted(MATRIX) + sorted(SPECIAL))
+def test_selected_on_small_cases(reg, op, dtype, cl, name):
+    fields = MATRIX.get(name) or SPECIAL[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], cl))
+    assert_matches_reference(reg, op, p, interpret=False, seed=7)
+
+
+def test_bwd_weight_split_is_bitwise_deterministic(reg):
+    op = "grouped_conv_bwd_weight"
+    p = reg.problem(op, **GPU_CASES["wgrad_long"], dtype="bf16", layout="nhwgc")
+    split = [i for i in reg.of_op(op) if getattr(i.key, "split_k", 1) > 1 and reg.family(i).supports(i.key, p) is None]
+    assert split
+    spec = reg.catalog.op(op)
+    tensors = spec.random_tensors(p, 0, "cuda")
+    for inst in split[:4]:
+        outs = [launch(reg, op, p, dict(tensors), instance=inst.name).clone() for _ in range(5)]
+        assert all(torch.equal(outs[0], o) for o in outs[1:]), inst.name
+
+
+def test_matches_torch_on_a_side_stream(reg):
+    op = "grouped_conv_fwd"
+    p = reg.problem(op, **GPU_CASES["resnext_like"], dtype="bf16", layout="nhwgc")
+    spec = reg.catalog.op(op)
+    tensors = spec.random_tensors(p, 1, "cuda")
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = launch(reg, op, p, dict(tensors))
+    s.synchronize()
+    ref = spec.torch_baseline(p, tensors)()
+    torch.testing.assert_close(y.float(), ref.float(), rtol=2e-2, atol=5e-2)
