@@ -89,16 +89,15 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         inst = registry.instances.get(instance)
         if inst is None or inst.op != op:
             raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
-        reason = registry.family(inst).supports(inst.key, problem)
-        if reason:
-            raise UnsupportedProblem("instance", instance, f"an instance supporting {problem.name} ({reason})", op=op)
-    fam = registry.family(inst)
+    plan = registry.plan(inst, problem)
+    if plan.reason:
+        raise UnsupportedProblem("instance", inst.name, f"an instance supporting {problem.name} ({plan.reason})", op=op)
     kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
-    for name, nbytes in fam.workspaces(inst.key, problem).items():
+    for name, nbytes in plan.workspaces.items():
         launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.name}/{name}")
-    args = fam.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
-    grid = fam.grid(inst.key, problem)
+    args = plan.family.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
+    grid = plan.grid
     if interpret:
         _warn_interpreter()
         kernel[grid](*args)

@@ -49,6 +49,16 @@ class Selection:
     rejected: dict = attrs.field(eq=False, hash=False)
 
 
+@attrs.frozen
+class LaunchPlan:
+    """The tensor-independent part of a launch (see :meth:`Registry.plan`)."""
+
+    family: KernelFamily
+    grid: tuple[int, int, int] | None
+    workspaces: dict
+    reason: str | None
+
+
 class Registry:
     """Declared instances of the loaded plugins' kernel families for one architecture.
 
@@ -70,6 +80,7 @@ class Registry:
         self._fingerprints: dict[str, str] = {}
         self._selections: dict[ProblemBase, Selection] = {}
         self._loaded: dict[tuple[str, bool], Any] = {}
+        self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
         from .workspace import Workspaces
 
@@ -236,6 +247,20 @@ class Registry:
         sel = Selection(best.instance, reason, ranked, rejected)
         self._selections[problem] = sel
         return sel
+
+    def plan(self, inst: Instance, problem: ProblemBase) -> "LaunchPlan":
+        """What launching ``inst`` on ``problem`` needs that does not depend on the tensors:
+        the family, the grid, the workspaces and why the instance cannot run it (None if it can),
+        memoised per (instance, problem) so repeated dispatches skip it."""
+        key = (inst.name, problem)
+        plan = self._plans.get(key)
+        if plan is None:
+            fam = self.family(inst)
+            reason = fam.supports(inst.key, problem)
+            plan = LaunchPlan(fam, None if reason else fam.grid(inst.key, problem),
+                              {} if reason else fam.workspaces(inst.key, problem), reason)
+            self._plans[key] = plan
+        return plan
 
     # loading ----------------------------------------------------------------------------------
     def load(self, inst: Instance, *, interpret: bool = False):

@@ -8,6 +8,7 @@ at a time (``groups_per_block``) when channels per group are few.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Mapping
 
@@ -38,6 +39,7 @@ def gemm_shape(direction: str, p: ConvProblem, gpb: int) -> tuple[int, int, int]
     return ks, cs * p.taps, p.N * p.out_pixels
 
 
+@functools.lru_cache(maxsize=4096)
 def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
     """Every integer kernel argument by name (sizes padded to 3-D, all strides, M and P)."""
     d3 = p.as_3d()
@@ -54,7 +56,7 @@ def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
         axes = "dhw" if role != "w" else "zyx"
         out.update({f"s{role}{names[0]}": s[0], f"s{role}{names[1]}": s[1]})
         out.update({f"s{role}{a}": v for a, v in zip(axes, spatial)})
-    out["M"] = out["P"] = 0
+    out["P"] = p.N * p.out_pixels
     return out
 
 
@@ -126,8 +128,12 @@ class ConvFamily(KernelFamily):
         return None
 
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
+        """Integer arguments an aligned instance assumes divisible by 16 (so channel vectors
+        load 16 bytes at a time): channel counts, the strides of x and y, and for channels-last
+        one-group-per-program tiles the filter's strides."""
         strides = _STRIDES_CL if key.channels_last else _STRIDES_CF
-        return ("Cs", "Ks") + tuple(s for s in strides if not s.startswith("sw"))
+        wide = key.channels_last and key.groups_per_block == 1
+        return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if wide or not s.startswith("sw"))
 
     # ---- compilation -----------------------------------------------------------------------
     def _pointer_args(self, key: ConvKey) -> dict[str, str]:
@@ -157,20 +163,20 @@ class ConvFamily(KernelFamily):
 
     # ---- launch ----------------------------------------------------------------------------
     def launch_args(self, key: ConvKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        args = int_args(p, key.groups_per_block)
-        args["M"], _, _ = gemm_shape(self.direction, p, key.groups_per_block)
-        args["P"] = p.N * p.out_pixels
         upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
-        sig = self.signature(key)
-        values = []
-        for name in sig:
-            if name.endswith("_ptr"):
-                values.append(tensors[self._tensor_of(name)])
-            elif name == "UPCAST":
-                values.append(upcast)
-            else:
-                values.append(args[name])
-        return tuple(values)
+        names, ints = self._arg_recipe(key, p)
+        return tuple(tensors[n] for n in names) + ints + (upcast,)
+
+    @functools.lru_cache(maxsize=4096)
+    def _arg_recipe(self, key: ConvKey, p: ConvProblem) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """(tensor names of the pointer arguments, the integer arguments), in signature order
+        (pointers first, then integers, then the UPCAST constexpr); memoised."""
+        args = dict(int_args(p, key.groups_per_block))
+        args["M"] = gemm_shape(self.direction, p, key.groups_per_block)[0]
+        sig = [n for n in self.signature(key) if n != "UPCAST"]
+        names = tuple(self._tensor_of(n) for n in sig if n.endswith("_ptr"))
+        assert all(n.endswith("_ptr") for n in sig[: len(names)])
+        return names, tuple(args[n] for n in sig[len(names):])
 
     def _tensor_of(self, arg: str) -> str:
         return arg[: -len("_ptr")]

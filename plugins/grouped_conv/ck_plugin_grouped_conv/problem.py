@@ -16,6 +16,7 @@ outside the channels of a group), ``ngcw`` / ``ngchw`` / ``ngcdhw`` are contiguo
 from __future__ import annotations
 
 import enum
+import functools
 import math
 
 import attrs
@@ -188,15 +189,25 @@ class ConvProblem(ProblemBase):
     # ---- tensors -------------------------------------------------------------------------
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         """Logical (PyTorch) shapes of x, w, y."""
-        return {"x": (self.N, self.C) + self.spatial, "w": (self.K, self.Cg) + self.filter,
-                "y": (self.N, self.K) + self.out_spatial}
+        return _shapes(self)
 
     def tensor_strides(self) -> dict[str, tuple[int, ...]]:
         """Strides (elements) of x, w, y in the layout's memory format (packed)."""
-        return {name: packed_strides(shape, self.layout.channels_last) for name, shape in self.tensor_shapes().items()}
+        return _strides(self)
 
     def numel(self) -> dict[str, int]:
         return {name: math.prod(shape) for name, shape in self.tensor_shapes().items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _shapes(self: ConvProblem) -> dict[str, tuple[int, ...]]:
+    return {"x": (self.N, self.C) + self.spatial, "w": (self.K, self.Cg) + self.filter,
+            "y": (self.N, self.K) + self.out_spatial}
+
+
+@functools.lru_cache(maxsize=4096)
+def _strides(self: ConvProblem) -> dict[str, tuple[int, ...]]:
+    return {name: packed_strides(shape, self.layout.channels_last) for name, shape in _shapes(self).items()}
 
 
 def packed_strides(shape: tuple[int, ...], channels_last: bool) -> tuple[int, ...]:

@@ -23,7 +23,7 @@ _WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3,
          [(32, 32, 64, 4, 3, s) for s in (8, 32)]
 _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
                 [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)]
-_GENERIC = [(64, 64, 32, 4, 2)]
+_GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1), (64, 64, 32, 4, 2, 8)]
 
 
@@ -56,8 +56,8 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
             add(*cfg)
         for bm, bn, bk, w, s, gpb in map(fix, _MERGED):
             add(bm, bn, bk, w, s, gpb=gpb)
-        for cfg in _GENERIC:
-            add(*cfg, aligned=False)
+        for bm, bn, bk, w, s, gpb in _GENERIC:
+            add(bm, bn, bk, w, s, gpb=gpb, aligned=False)
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
             if wgrad:
