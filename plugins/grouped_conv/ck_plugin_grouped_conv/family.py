@@ -225,6 +225,11 @@ class ConvBwdData(ConvFamily):
     def _fit(self, key):
         return key.block_k, key.block_n
 
+    def supports(self, key, p):
+        if key.unit_stride and any(s != 1 for s in p.stride):
+            return f"unit-stride kernel, stride {list(p.stride)}"
+        return super().supports(key, p)
+
     def grid(self, key, p):
         rows, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
         return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))

@@ -55,7 +55,14 @@ class ConvFwdKey(ConvKey):
 
 @attrs.frozen(kw_only=True)
 class ConvBwdDataKey(ConvKey):
+    """A backward-data key plus ``unit_stride``: the kernel assumes stride 1 in every dimension
+    and skips the per-tap divisibility test (``_u1`` in the name)."""
+
     direction: ClassVar[str] = "bwd_data"
+    unit_stride: bool = attrs.field(default=False, validator=boolean)
+
+    def _suffix(self) -> str:
+        return "_u1" if self.unit_stride else ""
 
 
 @attrs.frozen(kw_only=True)

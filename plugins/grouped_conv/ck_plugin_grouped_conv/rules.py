@@ -63,5 +63,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
     iters = red_pad // key.block_k
     latency = per_sm * iters * 0.1e-6 * (1.0 if key.num_stages >= 3 else 1.5)
+    if family.direction == "bwd_data" and not getattr(key, "unit_stride", False):
+        latency *= 1.5  # per-tap division by the stride
     memory = max(min_bytes / hbm_bw, tile_bytes / per_sm_bw)
     return (max(compute, memory) + latency) * 1e3 + LAUNCH_MS

@@ -40,9 +40,14 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
     out = []
 
     def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True):
-        extra = {"split_k": split} if wgrad else {}
-        out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
-                       groups_per_block=gpb, num_warps=w, num_stages=s, aligned=aligned, **extra))
+        variants = [{}]
+        if wgrad:
+            variants = [{"split_k": split}]
+        elif family.direction == "bwd_data" and aligned:  # a stride-1 twin of every aligned tile
+            variants = [{"unit_stride": False}, {"unit_stride": True}]
+        for extra in variants:
+            out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
+                           groups_per_block=gpb, num_warps=w, num_stages=s, aligned=aligned, **extra))
 
     if wgrad:
         for bm, bn, bk, w, s, split in map(fix, _WGRAD):
