@@ -45,11 +45,16 @@ def main():
     ap.add_argument("rows", nargs="*", type=int)
     ap.add_argument("--suite", default="benchmarks/suites/conv.jsonl")
     ap.add_argument("--set", default="default")
+    ap.add_argument("--kernel-set-file", default=None, help="a JSON kernel set instead of --set")
+    ap.add_argument("--fast", action="store_true", help="CUDA-graph time only")
     ap.add_argument("--top", type=int, default=1, help="instances per row, best estimate first (0: all)")
     args = ap.parse_args()
     arch, name = detect()
     reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
-    reg.declare(args.op, args.set)
+    if args.kernel_set_file:
+        reg.load_json(args.kernel_set_file)
+    else:
+        reg.declare(args.op, args.set)
     reg.build(progress=False)
     spec = reg.catalog.op(args.op)
     lines = [json.loads(l) for l in open(args.suite) if l.strip()]
@@ -66,12 +71,14 @@ def main():
             fn = lambda: launch(reg, args.op, p, t, instance=inst.name, interpret=False)  # noqa: E731
             fn()
             torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(200):
-                fn()
-            cpu_us = (time.perf_counter() - t0) / 200 * 1e6
-            torch.cuda.synchronize()
-            bench = triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
+            cpu_us = bench = float("nan")
+            if not args.fast:
+                t0 = time.perf_counter()
+                for _ in range(200):
+                    fn()
+                cpu_us = (time.perf_counter() - t0) / 200 * 1e6
+                torch.cuda.synchronize()
+                bench = triton.testing.do_bench(fn, warmup=10, rep=50, return_mode="median")
             g = graph_ms(fn)
             kern = reg.load(inst, interpret=False)
             kern = getattr(kern, "kernel", kern)

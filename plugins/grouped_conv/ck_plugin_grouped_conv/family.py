@@ -128,12 +128,11 @@ class ConvFamily(KernelFamily):
         return None
 
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
-        """Integer arguments an aligned instance assumes divisible by 16 (so channel vectors
-        load 16 bytes at a time): channel counts, the strides of x and y, and for channels-last
-        one-group-per-program tiles the filter's strides."""
+        """Integer arguments an aligned instance assumes divisible by 16, so channel vectors
+        load 16 bytes at a time: channel counts and the strides of x and y (the filter is
+        small and read from L2; its strides are not assumed)."""
         strides = _STRIDES_CL if key.channels_last else _STRIDES_CF
-        wide = key.channels_last and key.groups_per_block == 1
-        return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if wide or not s.startswith("sw"))
+        return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if not s.startswith("sw"))
 
     # ---- compilation -----------------------------------------------------------------------
     def _pointer_args(self, key: ConvKey) -> dict[str, str]:

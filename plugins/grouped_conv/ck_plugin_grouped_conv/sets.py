@@ -24,7 +24,7 @@ _WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3,
 _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
                 [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)]
 _GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16)]
-_GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1), (64, 64, 32, 4, 2, 8)]
+_GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1, 1), (64, 64, 32, 4, 2, 8, 1), (32, 32, 64, 4, 2, 8, 8), (32, 32, 64, 4, 2, 8, 32)]
 
 
 def _fp32_fit(cfg):
@@ -54,8 +54,8 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
             add(bm, bn, bk, w, s, split=split)
         for bm, bn, bk, w, s, split, gpb in map(fix, _WGRAD_MERGED):
             add(bm, bn, bk, w, s, gpb=gpb, split=split)
-        for bm, bn, bk, w, s, split in _GENERIC_WGRAD:
-            add(bm, bn, bk, w, s, split=split, aligned=False)
+        for bm, bn, bk, w, s, split, gpb in _GENERIC_WGRAD:
+            add(bm, bn, bk, w, s, gpb=gpb, split=split, aligned=False)
     else:
         for cfg in map(fix, _DENSE):
             add(*cfg)
