@@ -91,6 +91,8 @@ class ConvFamily(KernelFamily):
             reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
         if key.block_m * key.block_n < 32 * key.num_warps * 4:
             reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
+        if getattr(key, "flat", False) and key.groups_per_block != 1:
+            reasons.append(f"flat={key.flat} needs groups_per_block 1 (got {key.groups_per_block})")
         return reasons
 
     # ---- problem support -------------------------------------------------------------------
@@ -271,8 +273,8 @@ class ConvBwdWeight(ConvFamily):
     def grid(self, key, p):
         cs = key.groups_per_block * p.Cg
         ks = key.groups_per_block * p.Kg
-        return (math.ceil(ks / key.block_m), p.taps * math.ceil(cs / key.block_n),
-                self._groups_grid(key, p) * key.split_k)
+        cols = math.ceil(p.taps * cs / key.block_n) if key.flat else p.taps * math.ceil(cs / key.block_n)
+        return (math.ceil(ks / key.block_m), cols, self._groups_grid(key, p) * key.split_k)
 
     def supports(self, key, p):
         reason = super().supports(key, p)

@@ -50,7 +50,14 @@ class ConvKey(KeyBase):
 
 @attrs.frozen(kw_only=True)
 class ConvFwdKey(ConvKey):
+    """A forward key plus ``flat``: the reduction runs over taps × channels as one index, for
+    few channels per group (a first layer's C = 3); one group per program (``_flat``)."""
+
     direction: ClassVar[str] = "fwd"
+    flat: bool = attrs.field(default=False, validator=boolean)
+
+    def _suffix(self) -> str:
+        return "_flat" if self.flat else ""
 
 
 @attrs.frozen(kw_only=True)
@@ -68,10 +75,12 @@ class ConvBwdDataKey(ConvKey):
 @attrs.frozen(kw_only=True)
 class ConvBwdWeightKey(ConvKey):
     """A backward-weight key plus ``split_k``: programs sharing one dw tile's reduction over
-    N·output pixels (fp32 partials summed in fixed order: deterministic)."""
+    N·output pixels (fp32 partials summed in fixed order: deterministic), and ``flat``: a tile's
+    columns run over taps × channels as one index (few channels per group; one group per program)."""
 
     direction: ClassVar[str] = "bwd_weight"
     split_k: int = attrs.field(default=1, validator=int_in(1, 256))
+    flat: bool = attrs.field(default=False, validator=boolean)
 
     def _suffix(self) -> str:
-        return f"_k{self.split_k}"
+        return f"_k{self.split_k}" + ("_flat" if self.flat else "")

@@ -43,13 +43,14 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     bw = device.mem_bandwidth_gbps * 1e9
     split = getattr(key, "split_k", 1)
     rows, cols, red = gemm_shape(family.direction, p, key.groups_per_block)
+    flat = getattr(key, "flat", False)
     if family.direction == "bwd_weight":
-        cols_tiles = p.taps * math.ceil(cols / p.taps / key.block_n)
+        cols_tiles = math.ceil(cols / key.block_n) if flat else p.taps * math.ceil(cols / p.taps / key.block_n)
         red_pad = math.ceil(math.ceil(red / key.block_k) / split) * key.block_k
     else:
         cols_tiles = math.ceil(cols / key.block_n)
         per_tap = red // p.taps
-        red_pad = p.taps * math.ceil(per_tap / key.block_k) * key.block_k
+        red_pad = math.ceil(red / key.block_k) * key.block_k if flat else p.taps * math.ceil(per_tap / key.block_k) * key.block_k
     groups = math.ceil(p.G / key.groups_per_block)
     tiles = math.ceil(rows / key.block_m) * cols_tiles * groups * split
     per_sm = math.ceil(tiles / arch.sm_count)
@@ -65,5 +66,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     latency = per_sm * iters * 0.1e-6 * (1.0 if key.num_stages >= 3 else 1.5)
     if family.direction == "bwd_data" and not getattr(key, "unit_stride", False):
         latency *= 1.5  # per-tap division by the stride
+    if flat:
+        latency *= 2.0  # per-element tap decomposition and bounds
     memory = max(min_bytes / hbm_bw, tile_bytes / per_sm_bw)
     return (max(compute, memory) + latency) * 1e3 + LAUNCH_MS

@@ -11,20 +11,27 @@ from ckcore.arch import ArchSpec
 
 __all__ = ["default_set", "full_set"]
 
+# Tiles chosen from sweeps on an H200 (benchmarks/results/conv_sweep_fwd_h200.jsonl): stage-1
+# tiles (plain loads through L1, which the 3x3 taps of one program re-read) won on 3x3 layers.
 # (block_m, block_n, block_k, num_warps, num_stages) for one group per program.
-_DENSE = [(128, 128, 64, 8, 3), (128, 64, 64, 4, 3), (64, 128, 64, 4, 3), (64, 64, 64, 4, 3), (128, 128, 32, 8, 4),
-          (64, 32, 32, 4, 3)]
+_DENSE = [(128, 64, 32, 4, 1), (128, 64, 64, 4, 3), (128, 128, 64, 8, 3), (256, 128, 32, 8, 3), (64, 64, 64, 4, 3),
+          (128, 128, 32, 8, 4), (64, 32, 32, 4, 3)]
 # Group-merging tiles: (block_m, block_n, block_k, num_warps, num_stages, groups_per_block).
-_MERGED = [(128, 32, 32, 4, 3, gpb) for gpb in (2, 4, 8)] + [(128, 64, 64, 4, 3, gpb) for gpb in (2, 4, 8, 16)] + \
+_MERGED = [(256, 32, 32, 8, 1, gpb) for gpb in (2, 4, 8)] + [(256, 32, 32, 4, 3, gpb) for gpb in (2, 4, 8)] + \
+          [(128, 32, 32, 4, 3, gpb) for gpb in (2, 4, 8)] + [(128, 64, 64, 4, 3, gpb) for gpb in (2, 4, 8, 16)] + \
           [(64, 16, 16, 4, 3, 16), (128, 128, 128, 8, 3, 2)]
-# Backward-weight: (block_m, block_n, block_k, num_warps, num_stages, split_k); rows are output channels.
 # The reduction (N·output pixels) is long and dw small, so most tiles split it: up to 64 ways.
+# Backward-weight: (block_m, block_n, block_k, num_warps, num_stages, split_k); rows are output channels.
 _WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3, s) for s in (1, 4, 16)] + \
          [(32, 32, 64, 4, 3, s) for s in (8, 32)]
 _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
                 [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)]
-_GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16)]
+# Generic instances (64-bit offsets, no divisibility assumptions), (..., groups_per_block).
+_GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16), (128, 16, 64, 4, 3, 1)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1, 1), (64, 64, 32, 4, 2, 8, 1), (32, 32, 64, 4, 2, 8, 8), (32, 32, 64, 4, 2, 8, 32)]
+# Flat reduction / columns over taps × channels (few channels, e.g. a first layer's C = 3).
+_FLAT = [(128, 64, 32, 4, 3), (128, 64, 64, 4, 3)]
+_FLAT_WGRAD = [(64, 64, 32, 4, 3, 4), (64, 64, 64, 4, 3, 16), (64, 64, 64, 4, 3, 64)]
 
 
 def _fp32_fit(cfg):
@@ -39,10 +46,12 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
     fix = _fp32_fit if dtype is DType.FP32 else (lambda c: c)
     out = []
 
-    def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True):
+    def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True, flat=False):
         variants = [{}]
         if wgrad:
-            variants = [{"split_k": split}]
+            variants = [{"split_k": split, "flat": flat}]
+        elif flat:
+            variants = [{"flat": True}]
         elif family.direction == "bwd_data" and aligned:  # a stride-1 twin of every aligned tile
             variants = [{"unit_stride": False}, {"unit_stride": True}]
         for extra in variants:
@@ -56,6 +65,8 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
             add(bm, bn, bk, w, s, gpb=gpb, split=split)
         for bm, bn, bk, w, s, split, gpb in _GENERIC_WGRAD:
             add(bm, bn, bk, w, s, gpb=gpb, split=split, aligned=False)
+        for bm, bn, bk, w, s, split in map(fix, _FLAT_WGRAD):
+            add(bm, bn, bk, w, s, split=split, aligned=False, flat=True)
     else:
         for cfg in map(fix, _DENSE):
             add(*cfg)
@@ -63,6 +74,9 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
             add(bm, bn, bk, w, s, gpb=gpb)
         for bm, bn, bk, w, s, gpb in _GENERIC:
             add(bm, bn, bk, w, s, gpb=gpb, aligned=False)
+        if family.direction == "fwd":
+            for cfg in map(fix, _FLAT):
+                add(*cfg, aligned=False, flat=True)
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
             if wgrad:
