@@ -1,7 +1,7 @@
 """The implicit-GEMM grouped convolution families, one per direction: ``conv_fwd``,
 ``conv_bwd_data`` and ``conv_bwd_weight`` (templates ``conv_<direction>.py.j2``).
 
-Every family serves every valid problem of its op: ``aligned=False`` instances are the generic
+Every family serves every valid problem of its op: ``access=generic`` instances are the
 fallback (64-bit offsets, no divisibility assumptions); groups are a launch dimension, several
 at a time (``groups_per_block``) when channels per group are few.
 """
@@ -16,7 +16,7 @@ from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
 
 from . import rules, sets
-from .keys import ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
+from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
 __all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape"]
@@ -106,6 +106,8 @@ class ConvFamily(KernelFamily):
         if key.channels_last != p.layout.channels_last:
             return f"{'channels-last' if key.channels_last else 'contiguous'} kernel, layout {p.layout.value}"
         gpb = key.groups_per_block
+        if getattr(key, "flat", False) and not (p.Cg < 16 and p.Kg >= 16):
+            return f"flat instances serve few input and many output channels per group (C/G={p.Cg}, K/G={p.Kg})"
         if gpb > 1:
             if gpb >= 2 * p.G:
                 return f"groups_per_block {gpb} >= 2·G (G={p.G})"
@@ -116,7 +118,12 @@ class ConvFamily(KernelFamily):
         grid = self.grid(key, p)
         if max(grid[1:]) > GRID_YZ_MAX:
             return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        if not key.aligned:
+        if key.access is Access.GENERIC:
+            return None
+        for role, count in p.numel().items():
+            if count > INT32_MAX:
+                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
+        if key.access is Access.I32:
             return None
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
@@ -124,17 +131,16 @@ class ConvFamily(KernelFamily):
         for name in self._hinted_ints(key):
             if args[name] % 16:
                 return f"needs {name} % 16 == 0 ({name}={args[name]})"
-        for role, count in p.numel().items():
-            if count > INT32_MAX:
-                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
         return None
 
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
         """Integer arguments an aligned instance assumes divisible by 16, so channel vectors
-        load 16 bytes at a time: channel counts and the strides of x and y (the filter is
-        small and read from L2; its strides are not assumed)."""
+        load 16 bytes at a time: channel counts, the strides of x and y, and where the filter
+        tile is loaded densely (channels-last, one group per program, forward and
+        backward-data) the filter's strides too."""
         strides = _STRIDES_CL if key.channels_last else _STRIDES_CF
-        return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if not s.startswith("sw"))
+        dense_w = key.channels_last and key.groups_per_block == 1 and self.direction != "bwd_weight"
+        return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if dense_w or not s.startswith("sw"))
 
     # ---- compilation -----------------------------------------------------------------------
     def _pointer_args(self, key: ConvKey) -> dict[str, str]:

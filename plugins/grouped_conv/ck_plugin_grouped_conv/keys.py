@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import ClassVar
 
 import attrs
@@ -9,7 +10,17 @@ import attrs
 from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-__all__ = ["ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
+__all__ = ["Access", "ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
+
+
+class Access(str, enum.Enum):
+    """How a kernel addresses memory: ``a16`` (16-byte aligned pointers, 16-divisible channel
+    counts and strides, 32-bit offsets: vector loads), ``i32`` (no divisibility assumptions,
+    32-bit offsets), ``generic`` (no assumptions, 64-bit offsets: any valid problem)."""
+
+    A16 = "a16"
+    I32 = "i32"
+    GENERIC = "generic"
 
 
 @attrs.frozen(kw_only=True)
@@ -23,8 +34,7 @@ class ConvKey(KeyBase):
     :ivar groups_per_block: groups one program serves together (GPB); with GPB > 1 the filter
         tile is block-diagonal, so groups with few channels still fill the tensor-core tile.
     :ivar num_warps, num_stages: Triton launch and pipelining options.
-    :ivar aligned: assumes 16-byte aligned pointers, 16-divisible block channel counts and
-        strides, and 32-bit offsets; ``False`` is the generic fallback (64-bit offsets).
+    :ivar access: :class:`Access` (``a16``, ``i32``, or ``generic``, the fallback).
     """
 
     direction: ClassVar[str] = ""
@@ -36,13 +46,18 @@ class ConvKey(KeyBase):
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 64))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
-    aligned: bool = attrs.field(default=True, validator=boolean)
+    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
+
+    @property
+    def aligned(self) -> bool:
+        """Whether the instance assumes alignment and divisibility (``access == a16``)."""
+        return self.access is Access.A16
 
     @property
     def name(self) -> str:
         return (f"conv_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
                 f"_{self.block_m}x{self.block_n}x{self.block_k}_gpb{self.groups_per_block}"
-                f"_w{self.num_warps}_s{self.num_stages}{self._suffix()}_{'a16' if self.aligned else 'generic'}")
+                f"_w{self.num_warps}_s{self.num_stages}{self._suffix()}_{self.access.value}")
 
     def _suffix(self) -> str:
         return ""

@@ -47,6 +47,14 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
     out = []
 
     def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True, flat=False):
+        if not aligned:  # a 32-bit twin of every generic tile, for problems below 2^31 elements
+            for access in ("i32", "generic"):
+                _add(bm, bn, bk, w, s, gpb, split, access, flat)
+        else:
+            _add(bm, bn, bk, w, s, gpb, split, "a16", flat)
+
+    def _add(bm, bn, bk, w, s, gpb, split, access, flat):
+        aligned = access == "a16"
         variants = [{}]
         if wgrad:
             variants = [{"split_k": split, "flat": flat}]
@@ -56,7 +64,7 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
             variants = [{"unit_stride": False}, {"unit_stride": True}]
         for extra in variants:
             out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
-                           groups_per_block=gpb, num_warps=w, num_stages=s, aligned=aligned, **extra))
+                           groups_per_block=gpb, num_warps=w, num_stages=s, access=access, **extra))
 
     if wgrad:
         for bm, bn, bk, w, s, split in map(fix, _WGRAD):
