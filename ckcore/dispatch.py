@@ -129,7 +129,7 @@ def select(op: str, problem) -> Selection:
     return reg.select(reg.coerce_problem(op, problem))
 
 
-def problem(op: str, **fields):
+def problem(op: str, /, **fields):
     """A validated problem of ``op``. :raises UnsupportedProblem, UnknownOperatorError:"""
     return default_registry().problem(op, **fields)
 

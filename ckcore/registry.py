@@ -289,7 +289,7 @@ class Registry:
         self._loaded[(inst.name, interpret)] = kernel
         return kernel
 
-    def problem(self, op: str, **fields) -> ProblemBase:
+    def problem(self, op: str, /, **fields) -> ProblemBase:
         """Build and validate a problem of ``op``. :raises UnsupportedProblem, UnknownOperatorError:"""
         spec = self.catalog.op(op)
         return spec.problem(**fields)

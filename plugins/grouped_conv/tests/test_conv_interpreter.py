@@ -1,0 +1,75 @@
+"""Grouped convolution in Triton's interpreter (CPU) against the NumPy float64 reference: every
+direction × ndim × dtype × layout, special classes (G = 1, C/G = 1, channel multiplier 2, odd
+sizes, stride 2, dilation 2, 31-tap 1D), and every instance of the default set."""
+
+import pytest
+
+from ckcore import Registry, Settings
+from ckcore.testing import assert_matches_reference
+
+from cases import DTYPES, MATRIX, OPS, SPECIAL, case, layout
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
+    for op in OPS:
+        r.declare(op, "default")
+    return r
+
+
+@pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ndim", sorted(MATRIX))
+@pytest.mark.parametrize("op", OPS)
+def test_selected_instance_every_direction_ndim_dtype_layout(reg, op, ndim, dtype, cl):
+    p = reg.problem(op, **MATRIX[ndim], dtype=dtype, layout=layout(ndim, cl))
+    assert_matches_reference(reg, op, p, interpret=True, seed=ndim)
+
+
+@pytest.mark.parametrize("dtype,cl", [("bf16", True), ("fp32", False), ("fp16", True)])
+@pytest.mark.parametrize("name", sorted(SPECIAL))
+@pytest.mark.parametrize("op", OPS)
+def test_selected_instance_special_cases(reg, op, name, dtype, cl):
+    fields = SPECIAL[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], cl))
+    assert_matches_reference(reg, op, p, interpret=True, seed=3)
+
+
+def problem_for(reg, inst):
+    """A small problem ``inst`` supports: block-sized channel counts, a partial last block of
+    groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
+    output pixels for every split of a backward-weight instance."""
+    k = inst.key
+    gpb, a16 = k.groups_per_block, k.access.value == "a16"
+    rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
+        (k.block_k, k.block_n) if k.direction == "bwd_data" else (k.block_m, k.block_n)
+    if getattr(k, "flat", False):
+        G, Cg, Kg = 1, 3, 16
+    elif gpb == 1:
+        G, Cg, Kg = (1, 16, 32) if a16 else (2, 5, 7)
+    else:
+        Cg, Kg = max(1, min(16 // gpb if a16 else 3, cols_c // gpb)), max(1, min(16 // gpb if a16 else 3, rows_c // gpb))
+        G = gpb if a16 else gpb + 1
+    unit = getattr(k, "unit_stride", False)
+    split = getattr(k, "split_k", 1)
+    # Aligned channels-first instances need 16-divisible spatial strides.
+    cf16 = a16 and not k.channels_last
+    if split > 1:  # at least split blocks of output pixels
+        side = int((split * k.block_k) ** 0.5) + 1
+        side = -(-side // 16) * 16 if cf16 else side
+        fields = case(2, 1, G, G * Cg, G * Kg, (side, side), 1)
+    else:
+        fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=1 if unit else 2, pad=1)
+    return reg.problem(inst.op, **fields, dtype=k.dtype.value, layout=layout(2, k.channels_last))
+
+
+@pytest.mark.parametrize("dtype,cl", [("bf16", True), ("fp32", False)])
+@pytest.mark.parametrize("op", OPS)
+def test_every_default_instance(reg, op, dtype, cl):
+    mine = [i for i in reg.of_op(op) if i.key.dtype.value == dtype and i.key.channels_last == cl]
+    assert len(mine) > 20
+    for n, inst in enumerate(sorted(mine, key=lambda i: i.name)):
+        p = problem_for(reg, inst)
+        assert reg.family(inst).supports(inst.key, p) is None, (inst.name, p.name, reg.family(inst).supports(inst.key, p))
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
