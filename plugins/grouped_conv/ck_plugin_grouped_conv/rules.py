@@ -6,8 +6,8 @@ estimate = max(compute, memory) + loop overhead + launch, where
   operands more; below 64 rows Hopper's warpgroup MMA is not used). Block-diagonal tiles
   (several groups per program) and padding of the tile are counted as work;
 - memory: the larger of the minimum traffic at HBM bandwidth (falling off when few SMs are
-  busy) and every tile's operand traffic at the SM's share of L2 bandwidth (3.5× HBM, as
-  measured for GEMM on an H200);
+  busy) and every tile's operand traffic at the SM's share of L2 bandwidth (a multiple of
+  HBM bandwidth, fitted below);
 - split-K partials (backward-weight) written and read once in fp32.
 The figures only need to order candidates sensibly; ``ckcore profile`` measures them.
 """
@@ -22,11 +22,16 @@ from ckcore.arch import ArchSpec, DeviceSpec
 __all__ = ["estimate_ms"]
 
 LAUNCH_MS = 0.004
-L2_OVER_HBM = 3.5
+# Fitted by grid search to a sweep of 280 forward instances on five suite rows (H200,
+# benchmarks/results/conv_sweep_fwd_h200.jsonl): the rules pick reached 0.86 of the best
+# measured time on average there (0.73 with the GEMM plugin's constants).
+L2_OVER_HBM = 2.0
+ITER_S = 0.05e-6
+TILE_EXP = 0.3
 
 
 def _tile_efficiency(key, arch: ArchSpec) -> float:
-    eff = 0.8 * min(1.0, (key.block_m * key.block_n / (128 * 128)) ** 0.3)
+    eff = 0.8 * min(1.0, (key.block_m * key.block_n / (128 * 128)) ** TILE_EXP)
     if arch.wgmma and key.block_m < 64:
         eff *= 0.55
     return eff
@@ -61,7 +66,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(1.3, arch.sm_count / busy)
     hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
     iters = red_pad // key.block_k
-    latency = per_sm * iters * 0.1e-6 * (1.0 if key.num_stages >= 3 else 1.5)
+    latency = per_sm * iters * ITER_S * (1.0 if key.num_stages >= 3 else 1.5)
     if family.direction == "bwd_data" and not getattr(key, "unit_stride", False):
         latency *= 1.5  # per-tap division by the stride
     if flat:
