@@ -182,7 +182,7 @@ def cmd_bench(args) -> int:
             if rec["kind"] == "result":
                 results.append(rec)
                 print(f"{rec['name'] or rec['problem_name']:40s} {rec['instance']:48s} ck {rec['ckcore_ms']:8.4f} ms "
-                      f"torch {rec['torch_ms']:8.4f} ms  x{rec['speedup']:.3f} {'ok' if rec['check_vs_torch']['passed'] else 'MISMATCH'}",
+                      f"torch {rec['torch_ms']:8.4f} ms  x{rec['speedup']:.3f} {'ok' if rec['check']['passed'] else 'MISMATCH'}",
                       flush=True)
             if out:
                 out.write(json.dumps(rec) + "\n")

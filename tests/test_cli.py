@@ -61,7 +61,7 @@ def test_bench_and_profile_in_interpreter(capsys, ck_cache_dir, tmp_path):
     rc, out, _ = run(capsys, "bench", "gemm", "--suite", str(suite), "--out", str(out_file), "--warmup", "1", "--rep", "1")
     lines = [json.loads(l) for l in out_file.read_text().splitlines()]
     assert rc == 0 and [l["kind"] for l in lines] == ["env", "result", "summary"]
-    assert lines[1]["check_vs_torch"]["passed"] and lines[2]["count"] == 1
+    assert lines[1]["check"]["passed"] and lines[2]["count"] == 1
     rc, out, _ = run(capsys, "profile", "gemm", "--problem", '{"M": 16, "N": 32, "K": 48, "dtype": "fp16", "layout": "rcr"}',
                      "--json", "--warmup", "1", "--rep", "1")
     rec = json.loads(out)
