@@ -1,6 +1,6 @@
 # Source on the device machine: installs the carried wheels (.whl) and ckcore + plugins, editable.
 set -e
 python3 -m pip install -q --no-index --no-deps --no-build-isolation .whl/*.whl 2>&1 | grep -v -i warning || true
-python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . -e plugins/gemm -e plugins/stream_k -e plugins/grouped_conv -e examples/softmax 2>&1 | grep -v -i warning || true
+python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . -e plugins/gemm -e plugins/stream_k -e plugins/grouped_conv -e plugins/depthwise -e examples/softmax 2>&1 | grep -v -i warning || true
 export PYTHONUNBUFFERED=1
 python3 -c "import ckcore, stevedore, torch, triton; print('ckcore ready', torch.__version__, triton.__version__, torch.cuda.get_device_name())"

@@ -14,6 +14,6 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
 else
   python -m pip install -q "torch==2.13.0" || python -m pip install -q --index-url https://download.pytorch.org/whl/cpu "torch>=2.10"
 fi
-python -m pip install -q -e ".[test]" -e plugins/gemm -e plugins/stream_k -e plugins/grouped_conv
+python -m pip install -q -e ".[test]" -e plugins/gemm -e plugins/stream_k -e plugins/grouped_conv -e plugins/depthwise
 # The example third-party plugin, installed from its own folder as a third party would.
 python -m pip install -q -e examples/softmax

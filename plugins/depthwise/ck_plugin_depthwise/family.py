@@ -1,0 +1,157 @@
+"""The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight``: they serve
+the grouped convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with
+the same kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
+
+from __future__ import annotations
+
+import math
+
+from ckcore.arch import ArchSpec, DeviceSpec
+from ck_plugin_grouped_conv.family import GRID_YZ_MAX, INT32_MAX, ConvFamily, int_args
+from ck_plugin_grouped_conv.keys import Access
+
+from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
+
+__all__ = ["DwFamily", "DwFwd", "DwBwdData", "DwBwdWeight", "FAMILIES"]
+
+
+class DwFamily(ConvFamily):
+    """Shared behaviour: validity, support (C/G = 1), alignment, cost model, kernel sets."""
+
+    template_package = "ck_plugin_depthwise"
+
+    @property
+    def template(self) -> str:
+        return f"dw_{self.direction}.py.j2"
+
+    def check(self, key: DwKey, arch: ArchSpec) -> list[str]:
+        """Static validity: threads per block, and a tile of at least one element per thread
+        and at most 64 fp32 accumulators per thread."""
+        reasons = []
+        threads = key.num_warps * 32
+        if threads > arch.max_threads_per_block:
+            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        tile = key.block_p * key.block_c
+        if tile < threads:
+            reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
+        if tile // threads > 64:
+            reasons.append(f"{tile // threads} fp32 accumulators per thread > 64")
+        return reasons
+
+    def supports(self, key: DwKey, p) -> str | None:
+        if p.Cg != 1:
+            return f"depthwise kernels need C/G = 1 (C/G={p.Cg})"
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if key.channels_last != p.layout.channels_last:
+            return f"{'channels-last' if key.channels_last else 'contiguous'} kernel, layout {p.layout.value}"
+        grid = self.grid(key, p)
+        if max(grid[1:]) > GRID_YZ_MAX:
+            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
+        if key.access is Access.GENERIC:
+            return None
+        for role, count in p.numel().items():
+            if count > INT32_MAX:
+                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
+        if key.access is Access.I32:
+            return None
+        if p.ptr_align != 16:
+            return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        args = int_args(p, 1)
+        for name in self._hinted_ints(key):
+            if args[name] % 16:
+                return f"needs {name} % 16 == 0 ({name}={args[name]})"
+        return None
+
+    def _hinted_ints(self, key: DwKey) -> tuple[str, ...]:
+        """Channel counts and the strides of x and y (16-byte channel vectors)."""
+        return tuple(n for n in super()._hinted_ints(key) if n not in ("Cs", "Ks") and not n.startswith("sw"))
+
+    def compile_options(self, key: DwKey):
+        return {"num_warps": key.num_warps, "num_stages": key.num_stages}
+
+    def kernel_sets(self):
+        from . import sets
+
+        return {"default": lambda arch: sets.default_set(self, arch), "full": lambda arch: sets.full_set(self, arch)}
+
+    def estimate_ms(self, key: DwKey, p, arch: ArchSpec, device: DeviceSpec) -> float:
+        from .rules import estimate_ms
+
+        return estimate_ms(self, key, p, arch, device)
+
+    def features(self, key: DwKey) -> dict[str, float]:
+        return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
+                "num_stages": key.num_stages, "aligned": float(key.aligned), "split": float(getattr(key, "split", 1))}
+
+
+class DwFwd(DwFamily):
+    """Forward: output pixels × output channels per program."""
+
+    name = "dw_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = DwFwdKey
+    tensors = ("x", "w", "y")
+
+    def grid(self, key, p):
+        return (math.ceil(p.N * p.out_pixels / key.block_p), math.ceil(p.K / key.block_c), 1)
+
+
+class DwBwdData(DwFamily):
+    """Backward-data: input pixels × input channels per program."""
+
+    name = "dw_bwd_data"
+    op = "grouped_conv_bwd_data"
+    direction = "bwd_data"
+    key_cls = DwBwdDataKey
+    tensors = ("dy", "w", "dx")
+
+    def grid(self, key, p):
+        return (math.ceil(p.N * p.pixels / key.block_p), math.ceil(p.C / key.block_c), 1)
+
+
+class DwBwdWeight(DwFamily):
+    """Backward-weight: channel blocks × splits of the pixel reduction, combined in order."""
+
+    name = "dw_bwd_weight"
+    op = "grouped_conv_bwd_weight"
+    direction = "bwd_weight"
+    key_cls = DwBwdWeightKey
+    tensors = ("x", "dy", "dw")
+    _rows_arg = "P"
+
+    def _pointer_args(self, key):
+        ptr = f"*{key.dtype.triton}"
+        return {"x_ptr": ptr, "dy_ptr": ptr, "dw_ptr": ptr, "ws_ptr": "*fp32", "lock_ptr": "*i32"}
+
+    def divisible_by_16(self, key):
+        return super().divisible_by_16(key) + (() if key.aligned else ("ws_ptr", "lock_ptr"))
+
+    def _tensor_of(self, arg):
+        return {"ws_ptr": "workspace_partials_f32", "lock_ptr": "workspace_counters_i32"}.get(arg, arg[: -len("_ptr")])
+
+    def launch_args(self, key, p, tensors, *, interpret):
+        import torch
+
+        tensors = {**tensors, "workspace_partials_f32": tensors["workspace_partials"].view(torch.float32),
+                   "workspace_counters_i32": tensors["workspace_counters"].view(torch.int32)}
+        return super().launch_args(key, p, tensors, interpret=interpret)
+
+    def grid(self, key, p):
+        return (math.ceil(p.K / key.block_c), key.split, 1)
+
+    def supports(self, key, p):
+        reason = super().supports(key, p)
+        if reason is None and math.ceil(p.N * p.out_pixels / key.block_p) < key.split:
+            return f"N·output pixels = {p.N * p.out_pixels} has fewer than split={key.split} blocks of {key.block_p}"
+        return reason
+
+    def workspaces(self, key, p):
+        """``partials``: fp32 [channel blocks, split, taps, block_c]; ``counters``: one int32
+        arrival count per channel block, left at zero by the kernel."""
+        blocks = math.ceil(p.K / key.block_c)
+        return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks}
+
+
+FAMILIES = (DwFwd, DwBwdData, DwBwdWeight)

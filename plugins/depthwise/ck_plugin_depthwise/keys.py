@@ -1,0 +1,71 @@
+"""Keys of the direct depthwise families."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from ckcore import DType, KeyBase
+from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
+from ck_plugin_grouped_conv.keys import Access
+
+__all__ = ["DwKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey"]
+
+
+@attrs.frozen(kw_only=True)
+class DwKey(KeyBase):
+    """One direct depthwise kernel: a program owns ``block_p`` pixels × ``block_c`` channels
+    (vectorised across channels in channels-last layouts), loops over the filter taps without
+    unrolling them (compile time stays flat for 7×7 and 31-tap filters), accumulates in fp32
+    with the weights of its channels in registers.
+
+    :ivar access: ``a16`` (16-byte aligned, 16-divisible channel counts and strides), ``i32``
+        or ``generic`` (64-bit offsets, every valid problem).
+    """
+
+    direction: ClassVar[str] = ""
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    channels_last: bool = attrs.field(validator=boolean)
+    block_p: int = attrs.field(validator=power_of_two_in(1, 1024))
+    block_c: int = attrs.field(validator=power_of_two_in(1, 1024))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
+    num_stages: int = attrs.field(default=1, validator=int_in(1, 8))
+    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
+
+    groups_per_block: ClassVar[int] = 1
+
+    @property
+    def aligned(self) -> bool:
+        return self.access is Access.A16
+
+    @property
+    def name(self) -> str:
+        return (f"dw_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
+                f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}_{self.access.value}")
+
+    def _suffix(self) -> str:
+        return ""
+
+
+@attrs.frozen(kw_only=True)
+class DwFwdKey(DwKey):
+    direction: ClassVar[str] = "fwd"
+
+
+@attrs.frozen(kw_only=True)
+class DwBwdDataKey(DwKey):
+    direction: ClassVar[str] = "bwd_data"
+
+
+@attrs.frozen(kw_only=True)
+class DwBwdWeightKey(DwKey):
+    """Plus ``split``: programs sharing the reduction over N·output pixels; each writes fp32
+    partial sums for all taps of its channels, the last to arrive adds them in split order
+    (deterministic)."""
+
+    direction: ClassVar[str] = "bwd_weight"
+    split: int = attrs.field(default=32, validator=int_in(1, 1024))
+
+    def _suffix(self) -> str:
+        return f"_k{self.split}"

@@ -1,0 +1,119 @@
+"""Direct depthwise kernels in Triton's interpreter (CPU) against the grouped convolution
+reference: every direction × ndim × dtype × layout, filters 1-31, stride 2, dilation 2,
+channel multiplier 1 and 2, every default instance; and how selection treats them."""
+
+import json
+
+import pytest
+
+from ckcore import Registry, Settings
+from ckcore.cli import main
+from ckcore.testing import assert_matches_reference
+
+OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
+DTYPES = ("fp16", "bf16", "fp32")
+
+
+def layout(ndim, cl):
+    spatial = "dhw"[3 - ndim:]
+    return f"n{spatial}gc" if cl else f"ngc{spatial}"
+
+
+def dw_case(ndim, N, G, mult, spatial, filter, stride=1, pad=0, dilation=1):
+    per = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * ndim  # noqa: E731
+    return dict(ndim=ndim, N=N, G=G, C=G, K=G * mult, spatial=per(spatial), filter=per(filter), stride=per(stride),
+                pad=per(pad), dilation=per(dilation))
+
+
+MATRIX = {
+    1: dw_case(1, 2, 24, 2, 19, 5, stride=2, pad=2),
+    2: dw_case(2, 2, 20, 1, (9, 8), 3, pad=2, dilation=2),
+    3: dw_case(3, 1, 16, 2, (4, 5, 6), 3, stride=(1, 2, 2), pad=1),
+}
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
+    for op in OPS:
+        r.declare(op, "default")
+    return r
+
+
+def best_dw(reg, p):
+    """The best-ranked depthwise instance for ``p``."""
+    ranked = [r.instance for r in reg.select(p).ranked if r.instance.family.startswith("dw_")]
+    assert ranked, reg.select(p).rejected
+    return ranked[0].name
+
+
+@pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ndim", sorted(MATRIX))
+@pytest.mark.parametrize("op", OPS)
+def test_every_direction_ndim_dtype_layout(reg, op, ndim, dtype, cl):
+    p = reg.problem(op, **MATRIX[ndim], dtype=dtype, layout=layout(ndim, cl))
+    assert_matches_reference(reg, op, p, instance=best_dw(reg, p), interpret=True, seed=ndim)
+
+
+@pytest.mark.parametrize("fields", [
+    dw_case(2, 2, 16, 1, (6, 7), 1),
+    dw_case(2, 2, 16, 2, (9, 9), 3, stride=2, pad=1),
+    dw_case(2, 1, 16, 1, (10, 9), 5, pad=2, dilation=2),
+    dw_case(2, 1, 32, 2, (11, 10), 7, pad=3),
+    dw_case(2, 1, 16, 1, (12, 9), (1, 11), pad=(0, 5)),       # InceptionNeXt-style band
+    dw_case(1, 2, 32, 1, 45, 31, pad=15),                      # Conformer
+    dw_case(1, 1, 16, 2, 50, 31, stride=2, pad=15, dilation=2),
+], ids=["1x1", "3x3s2m2", "5x5d2", "7x7m2", "1x11", "k31", "k31s2d2m2"])
+@pytest.mark.parametrize("op", OPS)
+def test_filter_sizes_strides_dilations_multipliers(reg, op, fields):
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    assert_matches_reference(reg, op, p, instance=best_dw(reg, p), interpret=True, seed=1)
+
+
+@pytest.mark.parametrize("dtype,cl", [("bf16", True), ("fp32", False)])
+@pytest.mark.parametrize("op", OPS)
+def test_every_default_instance(reg, op, dtype, cl):
+    mine = [i for i in reg.of_op(op) if i.family.startswith("dw_") and i.key.dtype.value == dtype
+            and i.key.channels_last == cl]
+    assert len(mine) >= 3
+    for n, inst in enumerate(sorted(mine, key=lambda i: i.name)):
+        split = getattr(inst.key, "split", 1)
+        side = 16 if not cl else max(6, int((split * inst.key.block_p) ** 0.5) + 1)
+        if split > 1 and not cl:
+            side = max(16, -(-int((split * inst.key.block_p) ** 0.5) // 16) * 16)
+        fields = dw_case(2, 1, 32, 1, (side, side if cl else 16 * max(1, side // 16)), 3, pad=1)
+        p = reg.problem(op, **fields, dtype=dtype, layout=layout(2, cl))
+        assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+def test_not_for_grouped_problems(reg):
+    p = reg.problem("grouped_conv_fwd", **dict(dw_case(2, 1, 4, 1, (5, 5), 3), C=8, K=8), dtype="bf16", layout="nhwgc")
+    sel = reg.select(p)
+    assert all("C/G = 1" in sel.rejected[i.name] for i in reg.of_op("grouped_conv_fwd") if i.family == "dw_fwd")
+
+
+SUITE_ROW = {"op": "grouped_conv", "name": "mbv2.dw144", "ndim": 2, "N": 32, "C": 144, "K": 144, "G": 144,
+             "spatial": [56, 56], "filter": [3, 3], "stride": [1, 1], "pad": [1, 1], "dilation": [1, 1],
+             "dtype": "bf16", "layout": "nhwgc"}
+
+
+def test_select_explains_which_family_won(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("CKCORE_CACHE_DIR", str(tmp_path))
+    assert main(["select", "grouped_conv_fwd", "--problem", json.dumps(SUITE_ROW), "--explain"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dw_fwd_")
+    assert any(line.startswith("reason: rules") for line in out)
+    ranking = [line.split() for line in out if line.startswith("  ") and not line.strip().startswith("rejected")]
+    families = [r[1].split("_bf16")[0] for r in ranking if len(r) == 2]
+    assert "dw_fwd" in families and "conv_fwd" in families  # both compete, depthwise ranked first
+    assert families.index("dw_fwd") < families.index("conv_fwd")
+
+
+def test_without_this_plugin_grouped_conv_still_computes(tmp_path):
+    reg = Registry("sm_90", settings=Settings(cache_dir=tmp_path, disabled_plugins=("depthwise",)))
+    reg.declare("grouped_conv_fwd", "default")
+    p = reg.problem("grouped_conv_fwd", **dw_case(2, 1, 32, 1, (7, 7), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert reg.select(p).instance.family == "conv_fwd"
+    assert_matches_reference(reg, "grouped_conv_fwd", p, interpret=True)
