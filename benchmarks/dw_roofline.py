@@ -1,0 +1,63 @@
+"""Depthwise rows of `ckcore bench` results against the roofline (GPU machine).
+
+Measures the device-to-device copy bandwidth (torch copy of 1 GiB, median of 20, read + write
+bytes), then for every depthwise row (C/G = 1) of the given bench result files: achieved GB/s
+(minimum traffic: each input read once, the output written once), roofline time =
+max(minimum bytes / copy bandwidth, FLOPs / the arch's fp32 CUDA-core peak from the arch specs),
+and roofline fraction = roofline time / measured time.
+usage: python benchmarks/dw_roofline.py OUT.json BENCH.jsonl [BENCH.jsonl ...]"""
+
+import json
+import sys
+
+import torch
+
+from ckcore.arch import detect
+
+
+def copy_gbps() -> float:
+    src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    times = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        dst.copy_(src)
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    ms = sorted(times)[len(times) // 2]
+    return 2 * src.numel() / ms / 1e6
+
+
+def main():
+    out_path, files = sys.argv[1], sys.argv[2:]
+    arch, name = detect()
+    device = arch.device(name)
+    bw = copy_gbps()
+    fp32_peak = device.peak_tflops["fp32"] * 1e12
+    rows = []
+    for path in files:
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("kind") != "result" or r["problem"]["C"] != r["problem"]["G"]:
+                continue
+            flops = r["ckcore_tflops"] * r["ckcore_ms"] * 1e9
+            nbytes = r["ckcore_gbps"] * r["ckcore_ms"] * 1e6
+            roof_ms = max(nbytes / bw / 1e6, flops / fp32_peak * 1e3)
+            rows.append({"op": r["op"], "name": r["name"], "instance": r["instance"], "mbytes": nbytes / 1e6,
+                         "ckcore_ms": r["ckcore_ms"], "torch_ms": r["torch_ms"], "speedup": r["speedup"],
+                         "ckcore_gbps": r["ckcore_gbps"], "torch_gbps": r["torch_gbps"], "roofline_ms": roof_ms,
+                         "roofline_fraction": roof_ms / r["ckcore_ms"]})
+    summary = {"gpu": name, "copy_gbps": bw, "fp32_peak_tflops": device.peak_tflops["fp32"], "rows": rows}
+    json.dump(summary, open(out_path, "w"), indent=1)
+    print(f"copy bandwidth {bw:.0f} GB/s")
+    for r in rows:
+        print(f"{r['op']:24s} {r['name']:24s} {r['mbytes']:8.1f} MB  {r['ckcore_gbps']:7.0f} GB/s  "
+              f"roofline {r['roofline_fraction']:.2f}  x{r['speedup']:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Direct depthwise kernels on the GPU against the NumPy float64 reference (device tool)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+from ckcore import Registry, Settings  # noqa: E402
+from ckcore.dispatch import launch  # noqa: E402
+from ckcore.testing import assert_matches_reference  # noqa: E402
+
+OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
+CASES = {
+    "mbv2_like": dict(ndim=2, N=4, G=96, C=96, K=96, spatial=[28, 28], filter=[3, 3], stride=[2, 2], pad=[1, 1], dilation=[1, 1]),
+    "convnext_like": dict(ndim=2, N=2, G=64, C=64, K=128, spatial=[20, 20], filter=[7, 7], stride=[1, 1], pad=[3, 3], dilation=[1, 1]),
+    "conformer_like": dict(ndim=1, N=4, G=128, C=128, K=128, spatial=[200], filter=[31], stride=[1], pad=[15], dilation=[2]),
+    "x3d_like": dict(ndim=3, N=2, G=48, C=48, K=48, spatial=[6, 14, 14], filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1]),
+}
+
+
+def layout(ndim, cl):
+    spatial = "dhw"[3 - ndim:]
+    return f"n{spatial}gc" if cl else f"ngc{spatial}"
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
+    for op in OPS:
+        r.declare(op, "default")
+    r.build(max_workers=16, progress=False)
+    return r
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("cl", [True, False], ids=["cl", "cf"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_supporting_depthwise_instance(reg, op, dtype, cl, name):
+    fields = CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], cl))
+    dw = [r.instance for r in reg.select(p).ranked if r.instance.family.startswith("dw_")]
+    assert dw
+    for inst in dw:
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=False, seed=len(inst.name))
+
+
+def test_bwd_weight_is_bitwise_deterministic(reg):
+    op = "grouped_conv_bwd_weight"
+    p = reg.problem(op, **CASES["mbv2_like"], dtype="bf16", layout="nhwgc")
+    spec = reg.catalog.op(op)
+    tensors = spec.random_tensors(p, 0, "cuda")
+    split = [r.instance for r in reg.select(p).ranked if getattr(r.instance.key, "split", 1) > 1]
+    assert split
+    for inst in split[:3]:
+        outs = [launch(reg, op, p, dict(tensors), instance=inst.name).clone() for _ in range(5)]
+        assert all(torch.equal(outs[0], o) for o in outs[1:]), inst.name
