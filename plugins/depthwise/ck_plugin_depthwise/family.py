@@ -41,6 +41,8 @@ class DwFamily(ConvFamily):
     def supports(self, key: DwKey, p) -> str | None:
         if p.Cg != 1:
             return f"depthwise kernels need C/G = 1 (C/G={p.Cg})"
+        if key.multiplier_one and p.Kg != 1:
+            return f"multiplier-one kernel, K/G = {p.Kg}"
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"
         if key.channels_last != p.layout.channels_last:

@@ -22,6 +22,8 @@ class DwKey(KeyBase):
 
     :ivar access: ``a16`` (16-byte aligned, 16-divisible channel counts and strides), ``i32``
         or ``generic`` (64-bit offsets, every valid problem).
+    :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
+        channel k and channel vectors stay contiguous (``_m1``).
     """
 
     direction: ClassVar[str] = ""
@@ -32,6 +34,7 @@ class DwKey(KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=1, validator=int_in(1, 8))
     access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
+    multiplier_one: bool = attrs.field(default=False, validator=boolean)
 
     groups_per_block: ClassVar[int] = 1
 
@@ -42,7 +45,8 @@ class DwKey(KeyBase):
     @property
     def name(self) -> str:
         return (f"dw_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
-                f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}_{self.access.value}")
+                f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}"
+                f"{'_m1' if self.multiplier_one else ''}_{self.access.value}")
 
     def _suffix(self) -> str:
         return ""

@@ -26,6 +26,8 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     min_bytes = sum(p.numel().values()) * item
     row = (key.block_c if key.channels_last else key.block_p) * item  # contiguous bytes per load row
     eff = 0.8 * min(1.0, row / 128) ** 0.5
+    if not key.multiplier_one:
+        eff *= 0.5  # channel index k // (K/G): no vector loads
     memory = min_bytes / (bw * eff)
     compute = flops / (device.peak_tflops["fp32"] * 1e12 * 0.6)
     if family.direction == "bwd_weight":

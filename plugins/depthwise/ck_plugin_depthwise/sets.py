@@ -27,10 +27,10 @@ def _keys(family, dtype, channels_last, full):
         if access != "a16" and (bp, bc, w, s) != tiles[0]:
             continue  # one unaligned tile of each kind
         splits = _SPLITS if family.direction == "bwd_weight" else (None,)
-        for split in splits:
+        for split, m1 in itertools.product(splits, (True, False)):
             extra = {"split": split} if split else {}
             out.append(cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
-                           num_stages=s, access=access, **extra))
+                           num_stages=s, access=access, multiplier_one=m1, **extra))
     return out
 
 
