@@ -5,17 +5,19 @@ bytes), then for every depthwise row (C/G = 1) of the given bench result files: 
 (minimum traffic: each input read once, the output written once), roofline time =
 max(minimum bytes / copy bandwidth, FLOPs / the arch's fp32 CUDA-core peak from the arch specs),
 and roofline fraction = roofline time / measured time.
-usage: python benchmarks/dw_roofline.py OUT.json BENCH.jsonl [BENCH.jsonl ...]"""
+usage: python benchmarks/dw_roofline.py OUT.json BENCH.jsonl [BENCH.jsonl ...]
+       python benchmarks/dw_roofline.py --copy-gbps 4201 --gpu "NVIDIA H200" OUT.json BENCH.jsonl ...
+       (recomputes from results with a copy bandwidth measured earlier, without a GPU)"""
 
+import argparse
 import json
-import sys
 
-import torch
-
-from ckcore.arch import detect
+from ckcore import arch as arch_mod
 
 
 def copy_gbps() -> float:
+    import torch
+
     src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     for _ in range(3):
@@ -33,10 +35,21 @@ def copy_gbps() -> float:
 
 
 def main():
-    out_path, files = sys.argv[1], sys.argv[2:]
-    arch, name = detect()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("bench", nargs="+")
+    ap.add_argument("--copy-gbps", type=float, default=None, help="measured earlier (default: measure now)")
+    ap.add_argument("--gpu", default=None, help="GPU name for the arch-spec peaks (default: the GPU here)")
+    ap.add_argument("--arch", default="sm_90", help="with --gpu: its architecture")
+    args = ap.parse_args()
+    out_path, files = args.out, args.bench
+    if args.gpu:
+        name = args.gpu
+        arch = arch_mod.load(args.arch)
+    else:
+        arch, name = arch_mod.detect()
     device = arch.device(name)
-    bw = copy_gbps()
+    bw = args.copy_gbps or copy_gbps()
     fp32_peak = device.peak_tflops["fp32"] * 1e12
     rows = []
     for path in files:
