@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import CkError
+from .errors import CkError, UnsupportedProblem
 
 __all__ = ["main"]
 
@@ -22,7 +22,12 @@ def _json_arg(text: str) -> dict:
                       '\'{"M": 128, "N": 256, "K": 64, "dtype": "bf16", "layout": "rcr"}\'') from None
     if not isinstance(value, dict):
         raise CkError(f"--problem must be a JSON object, got {type(value).__name__}")
-    return {k: v for k, v in value.items() if k not in ("op", "name")}
+    return _fields(value)
+
+
+def _fields(row: dict) -> dict:
+    """A problem's fields from a suite line or --problem object (its ``op`` and ``name`` dropped)."""
+    return {k: v for k, v in row.items() if k not in ("op", "name")}
 
 
 def _registry(args, op: str | None = None):
@@ -139,6 +144,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_profile(args) -> int:
+    """Every supporting instance timed (name, estimate, time, TFLOP/s, GB/s, rank), then every
+    rejected instance with its reason."""
     from .dispatch import launch
     from .measure import device_of, time_ms
 
@@ -148,24 +155,30 @@ def cmd_profile(args) -> int:
     problem = reg.coerce_problem(args.op, _json_arg(args.problem))
     sel = reg.select(problem)
     tensors = spec.random_tensors(problem, 0, device_of(interpret))
+    flops, nbytes = spec.flops(problem), spec.min_bytes(problem)
     rows = []
     for r in sel.ranked:
+        row = {"instance": r.instance.name, "estimate_ms": r.score}
         try:
             ms = time_ms(lambda: launch(reg, args.op, problem, tensors, instance=r.instance.name),
                          interpret=interpret, warmup=args.warmup, rep=args.rep)
         except CkError as exc:
-            rows.append({"instance": r.instance.name, "estimate_ms": r.score, "time_ms": float("nan"), "tflops": 0.0, "error": str(exc)})
+            rows.append({**row, "time_ms": float("nan"), "tflops": 0.0, "gbps": 0.0, "error": str(exc)})
             continue
-        rows.append({"instance": r.instance.name, "estimate_ms": r.score, "time_ms": ms, "tflops": spec.flops(problem) / ms / 1e9})
+        rows.append({**row, "time_ms": ms, "tflops": flops / ms / 1e9, "gbps": nbytes / ms / 1e6})
     base = spec.torch_baseline(problem, dict(tensors))
     torch_ms = time_ms(base, interpret=interpret, warmup=args.warmup, rep=args.rep)
     rows.sort(key=lambda r: (r["time_ms"] != r["time_ms"], r["time_ms"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
     if args.json:
         print(json.dumps({"op": args.op, "problem": problem.to_dict(), "selected": sel.instance.name,
-                          "torch_ms": torch_ms, "instances": rows}))
+                          "torch_ms": torch_ms, "instances": rows, "rejected": sel.rejected}))
     else:
-        _table(rows, ["instance", "estimate_ms", "time_ms", "tflops"])
+        _table(rows, ["rank", "instance", "estimate_ms", "time_ms", "tflops", "gbps"])
         print(f"selected: {sel.instance.name}; torch: {torch_ms:.4g} ms")
+        for name, reason in sorted(sel.rejected.items()):
+            print(f"  rejected {name}: {reason}")
     return 0
 
 
@@ -190,10 +203,41 @@ def cmd_bench(args) -> int:
         if out:
             out.write(json.dumps(summary) + "\n")
         print(json.dumps(summary))
+        if args.plot and results:
+            from .plot import plot_speedups
+
+            plot_speedups(results, args.plot, f"ckcore {args.op} vs PyTorch ({Path(args.suite).name})")
     finally:
         if out:
             out.close()
     return 0 if summary["all_checks_passed"] else 1
+
+
+def cmd_tune(args) -> int:
+    from .bench import read_suite
+    from .tune import describe, generate_problems, tune
+
+    if args.describe:
+        info = describe(args.describe)
+        print(json.dumps(info, indent=1, default=list))
+        return 0
+    if not args.op or not (args.suite or args.generate):
+        raise UnsupportedProblem("tune", args.op, "an op and --suite FILE or --generate N (or --describe DATASET)")
+    sys.path[:0] = [p for p in args.plugin_path if p not in sys.path]
+    from .tune.worker import make_registry
+
+    spec = make_registry({"op": args.op, "kernel_set": args.set, "arch": args.arch,
+                          "plugin_modules": args.plugin_module}).catalog.op(args.op)
+    if args.suite:
+        problems = [spec.problem(**_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
+    else:
+        problems = generate_problems(spec, args.generate, args.seed)
+    devices = [int(d) for d in args.devices.split(",")] if args.devices else None
+    summary = tune(args.op, problems, args.out or f"tune_{args.op}.jsonl.gz", kernel_set=args.set, arch=args.arch,
+                   devices=devices, timeout_s=args.timeout, warmup=args.warmup, rep=args.rep,
+                   plugin_modules=args.plugin_module)
+    print(json.dumps(summary))
+    return 0
 
 
 def cmd_cache(args) -> int:
@@ -223,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help)
         sp.set_defaults(fn=fn)
         if op:
-            sp.add_argument("op", nargs=None if name not in ("list",) else "?")
+            sp.add_argument("op", nargs=None if name not in ("list", "tune") else "?")
             sp.add_argument("--set", default=None, help="kernel set name (default CKCORE_KERNEL_SET or 'default')")
             sp.add_argument("--kernel-set-file", default=None, help="JSON kernel-set file instead of --set")
             sp.add_argument("--arch", default=None, help="target arch, e.g. sm_90 (default: the GPU, else sm_90)")
@@ -253,6 +297,20 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--limit", type=int, default=0)
     be.add_argument("--warmup", type=int, default=25)
     be.add_argument("--rep", type=int, default=100)
+    be.add_argument("--plot", default=None, help="write a PNG of per-problem speedups (matplotlib)")
+    t = add("tune", cmd_tune, "measure every supporting instance on many problems into a dataset")
+    src = t.add_mutually_exclusive_group()
+    src.add_argument("--suite", default=None, help="JSON-lines problems (a suite)")
+    src.add_argument("--generate", type=int, default=None, metavar="N", help="N generated problems")
+    src.add_argument("--describe", default=None, metavar="DATASET", help="describe a dataset and exit")
+    t.add_argument("--seed", type=int, default=0, help="generator seed")
+    t.add_argument("--out", default=None, help="dataset (.jsonl.gz; default tune_<op>.jsonl.gz); appended to")
+    t.add_argument("--devices", default=None, help="GPU indices, e.g. 0,1 (one worker each)")
+    t.add_argument("--timeout", type=float, default=60.0, help="seconds per measurement before a hang is declared")
+    t.add_argument("--warmup", type=int, default=10)
+    t.add_argument("--rep", type=int, default=50)
+    t.add_argument("--plugin-module", action="append", default=[], help="extra hook module to register")
+    t.add_argument("--plugin-path", action="append", default=[], help="folder to put on sys.path for --plugin-module")
     c = sub.add_parser("cache", help="list, size, prune or clear the cache")
     c.set_defaults(fn=cmd_cache)
     c.add_argument("action", choices=["list", "size", "prune", "clear"])

@@ -248,6 +248,10 @@ class Registry:
         self._selections[problem] = sel
         return sel
 
+    def compile_failure(self, name: str) -> str | None:
+        """Why instance ``name`` failed to compile in :meth:`build`, or None."""
+        return self._failed.get(name)
+
     def plan(self, inst: Instance, problem: ProblemBase) -> "LaunchPlan":
         """What launching ``inst`` on ``problem`` needs that does not depend on the tensors:
         the family, the grid, the workspaces and why the instance cannot run it (None if it can),

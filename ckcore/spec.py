@@ -95,6 +95,14 @@ class Operator(abc.ABC):
         returning the output tensor (it may write into ``tensors[output]``; benchmarks compare
         ckcore's output with what it returns)."""
 
+    def generate(self, rng: np.random.Generator) -> dict:
+        """One random problem's fields for tune datasets, drawn from the sizes this op meets in
+        practice (the caller retries invalid ones and drops duplicates).
+
+        :raises NotImplementedError: the op has no generator.
+        """
+        raise NotImplementedError(f"op {self.name!r} has no problem generator")
+
     def bench_groups(self) -> dict[str, Callable[[dict], bool]]:
         """Named subsets of a suite that ``ckcore bench`` summarises separately (each a
         predicate on the problem's dict), e.g. ``{"m_le_128": lambda p: p["M"] <= 128}``."""

@@ -173,6 +173,25 @@ class GemmOperator(Operator):
 
         return run
 
+    # Hidden and intermediate sizes of common LLMs (Llama, Mistral, Qwen, Gemma families).
+    _LLM_DIMS = (896, 1024, 1536, 2048, 2304, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 9216, 11008,
+                 12288, 13824, 14336, 16384, 18944, 24576, 28672)
+
+    def generate(self, rng):
+        """M: decode (1-16), small batches (17-256) or prefill (257-16384), log-uniform, half of
+        them multiples of 16; N, K: LLM dimensions 60% of the time, else log-uniform 16-16384
+        (odd sizes included); bf16 70%, fp16 20%, fp32 10%; layout rcr 70%, else any."""
+        def size(lo, hi):
+            v = int(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+            return max(lo, v - v % 16) if rng.random() < 0.5 else v
+
+        band = rng.choice(3, p=[0.3, 0.3, 0.4])
+        M = size(*((1, 16), (17, 256), (257, 16384))[band])
+        N, K = (int(rng.choice(self._LLM_DIMS)) if rng.random() < 0.6 else size(16, 16384) for _ in range(2))
+        dtype = rng.choice(["bf16", "fp16", "fp32"], p=[0.7, 0.2, 0.1])
+        layout = "rcr" if rng.random() < 0.7 else rng.choice(["rrr", "crr", "ccr", "rcr"])
+        return {"M": M, "N": N, "K": K, "dtype": str(dtype), "layout": str(layout)}
+
     def bench_groups(self):
         """Small-M (M <= 128) and large (M >= 1024) rows, the classes the targets name."""
         return {"m_le_128": lambda p: p["M"] <= 128, "m_ge_1024": lambda p: p["M"] >= 1024}

@@ -41,6 +41,39 @@ class ConvOperator(Operator):
                 "depthwise": lambda p: p["C"] == p["G"]}
 
     # ---- problems --------------------------------------------------------------------------
+    def generate(self, rng) -> dict:
+        """CNN-like problems: 2D 75%, 3D 15%, 1D 10%; N in {1, 2, 4, 8, 16, 32, 64}; channels
+        16-1024 (multiples of 8, sometimes odd or 3); groups: dense 40%, depthwise 25%, else
+        grouped with 2-64 channels per group; square filters 1/3/5/7 (1D: up to 31); stride 1
+        or 2; dilation 2 at 10%; "same" padding; bf16 70%, fp16 20%, fp32 10%; channels-last 85%."""
+        ndim = int(rng.choice([1, 2, 3], p=[0.1, 0.75, 0.15]))
+        N = int(rng.choice([1, 2, 4, 8, 16, 32, 64]))
+        side = {1: (64, 4096), 2: (7, 112), 3: (4, 32)}[ndim]
+        spatial = [int(np.exp(rng.uniform(np.log(side[0]), np.log(side[1])))) for _ in range(ndim)]
+        if ndim > 1 and rng.random() < 0.7:
+            spatial = [spatial[0]] * ndim
+        C = 3 if rng.random() < 0.05 else int(8 * max(2, int(np.exp(rng.uniform(np.log(2), np.log(128))))))
+        if rng.random() < 0.1:
+            C += int(rng.integers(1, 8))
+        kind = rng.choice(["dense", "depthwise", "grouped"], p=[0.4, 0.25, 0.35])
+        if kind == "depthwise":
+            G, K = C, C * int(rng.choice([1, 1, 1, 2]))
+        elif kind == "grouped":
+            cg = int(rng.choice([2, 4, 8, 16, 32, 64]))
+            G = max(1, C // cg)
+            C = G * cg
+            K = G * cg * int(rng.choice([1, 1, 2]))
+        else:
+            G, K = 1, int(8 * max(2, int(np.exp(rng.uniform(np.log(2), np.log(128))))))
+        f = int(rng.choice([1, 3, 3, 3, 5, 7] + ([9, 15, 31] if ndim == 1 else [])))
+        stride = int(rng.choice([1, 1, 1, 2]))
+        dilation = 2 if f > 1 and rng.random() < 0.1 else 1
+        pad = dilation * (f - 1) // 2
+        layout = ConvLayout.of(ndim, bool(rng.random() < 0.85)).value
+        return {"ndim": ndim, "N": N, "G": G, "C": C, "K": K, "spatial": spatial, "filter": [f] * ndim,
+                "stride": [stride] * ndim, "pad": [pad] * ndim, "dilation": [dilation] * ndim,
+                "dtype": str(rng.choice(["bf16", "fp16", "fp32"], p=[0.7, 0.2, 0.1])), "layout": layout}
+
     def problem(self, **fields) -> ConvProblem:
         """A validated problem; a suite line's ``op`` (``grouped_conv`` or this op) and ``name``
         keys are accepted and dropped. :raises UnsupportedProblem:"""

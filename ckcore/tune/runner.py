@@ -1,0 +1,108 @@
+"""The tune loop: problems × supporting instances, measured by one crash-isolated worker per
+device, rows appended as they come, pairs already in the dataset (same provenance) skipped."""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from .dataset import SCHEMA, Dataset, provenance, provenance_id
+from .worker import Worker, make_registry
+
+__all__ = ["tune"]
+
+
+def _floats(features: dict) -> dict[str, float]:
+    return {str(k): float(v) for k, v in features.items()}
+
+
+def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str | None = None,
+         arch: str | None = None, devices: Sequence[int | None] | None = None, timeout_s: float = 60.0,
+         warmup: int = 10, rep: int = 50, plugin_modules: Sequence[str] = (), progress: bool = True) -> dict[str, Any]:
+    """Measure every instance of ``kernel_set`` that supports each of ``problems`` (field
+    dicts) and append one row per pair to the dataset ``out``. Returns counts per status.
+
+    ``devices``: GPU indices (one worker each); default the current GPU, or the interpreter
+    without one. ``plugin_modules``: extra hook modules to register (test plugins).
+    """
+    cfg = {"op": op, "kernel_set": kernel_set, "arch": arch, "plugin_modules": list(plugin_modules),
+           "sys_path": [p for p in sys.path if p]}
+    reg = make_registry(cfg)
+    interpret = reg.interpret
+    if devices is None:
+        devices = [None] if interpret else [0]
+    if not interpret:
+        reg.build(progress=progress)
+    spec = reg.catalog.op(op)
+    prov = provenance(interpret, devices[0])
+    prov_id = provenance_id(prov)
+    ds = Dataset(out)
+    ds.repair()  # a previous run killed mid-write leaves half a row: drop it before appending
+    done = ds.done(prov_id)
+    todo, skipped, counts = [], 0, {}
+    for fields in problems:
+        problem = spec.problem(**fields)
+        for inst in reg.of_op(op):
+            fam = reg.family(inst)
+            if fam.supports(inst.key, problem) is not None:
+                continue
+            if (op, problem.name, inst.name) in done:
+                skipped += 1
+                continue
+            todo.append((problem, inst, fam))
+    lock = threading.Lock()
+    tasks: queue.Queue = queue.Queue()
+    for item in todo:
+        tasks.put(item)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"tune {op}", unit="pair")
+
+    def row_of(problem, inst, fam, result) -> dict[str, Any]:
+        ok = result["status"] == "ok"
+        ms = result.get("time_ms")
+        return {"schema": SCHEMA, "op": op, "problem": problem.to_dict(), "problem_name": problem.name,
+                "problem_features": _floats(spec.features(problem)), "instance": inst.name, "family": inst.family,
+                "kernel_features": _floats(fam.features(inst.key)), "status": result["status"], "error": result.get("error"),
+                "time_ms": ms, "time_ms_p20": result.get("time_ms_p20"), "time_ms_p80": result.get("time_ms_p80"),
+                "tflops": spec.flops(problem) / ms / 1e9 if ok else None,
+                "gbps": spec.min_bytes(problem) / ms / 1e6 if ok else None,
+                "max_abs_err": result.get("max_abs_err"), "provenance": prov, "provenance_id": prov_id}
+
+    def serve(device):
+        worker = Worker({**cfg, "device": device})
+        try:
+            while True:
+                try:
+                    problem, inst, fam = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                failure = reg.compile_failure(inst.name)
+                if failure:
+                    result = {"status": "compile_failed", "error": failure[:2000]}
+                else:
+                    task = {"op": op, "problem": problem.to_dict(), "instance": inst.name, "warmup": warmup, "rep": rep}
+                    result = worker.run(task, timeout_s)
+                row = row_of(problem, inst, fam, result)
+                with lock:
+                    ds.append(row)
+                    counts[row["status"]] = counts.get(row["status"], 0) + 1
+                    if bar is not None:
+                        bar.update(1)
+        finally:
+            worker.stop()
+
+    threads = [threading.Thread(target=serve, args=(d,), daemon=True) for d in devices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if bar is not None:
+        bar.close()
+    return {"op": op, "dataset": str(out), "measured": len(todo), "skipped": skipped, "status": counts,
+            "provenance_id": prov_id}

@@ -1,0 +1,189 @@
+"""Crash-isolated measurement: a reused worker process (spawn) per device runs one
+(problem, instance) at a time; a hang or a fault (the process dies, or CUDA reports an illegal
+access) is reported as a failed row and the worker is restarted."""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import signal
+import sys
+from typing import Any
+
+__all__ = ["Worker", "make_registry", "measure_one"]
+
+READY_TIMEOUT_S = 300.0
+
+
+def make_registry(cfg: dict[str, Any]):
+    """The registry a tune run uses (parent and workers alike): installed plugins plus
+    ``cfg["plugin_modules"]`` (importable hook modules, e.g. test plugins), ``cfg["op"]``
+    declared with ``cfg["kernel_set"]``."""
+    from ..plugins import Catalog, get_plugin_manager
+    from ..registry import Registry
+    from ..settings import Settings
+
+    settings = Settings.from_env()
+    pm = get_plugin_manager(settings)
+    for name in cfg.get("plugin_modules", ()):
+        pm.register(importlib.import_module(name), name=name)
+    reg = Registry(cfg.get("arch"), settings=settings, catalog=Catalog(pm), device_name=cfg.get("device_name"))
+    reg.declare(cfg["op"], cfg.get("kernel_set"))
+    return reg
+
+
+def _inputs(reg, spec, problem, interpret: bool):
+    """(tensors, reference) for ``problem``: NumPy float64 reference in the interpreter, a
+    float32 recomputation by the torch path on the GPU."""
+    import numpy as np
+
+    if interpret:
+        arrays = spec.random_inputs(problem, np.random.default_rng(0))
+        return spec.to_torch(problem, arrays, "cpu"), spec.reference(problem, arrays)
+    from ..bench import fp32_recompute
+
+    tensors = spec.random_tensors(problem, 0, "cuda")
+    return tensors, fp32_recompute(spec, problem, tensors)
+
+
+def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``task["instance"]`` on ``task["problem"]`` once, then time it. Returns the
+    measurement fields of a dataset row (status, error, times, max_abs_err)."""
+    from ..dispatch import launch
+    from ..errors import CompileError
+    from ..measure import compare, compare_tensors
+
+    interpret = reg.interpret
+    spec = reg.catalog.op(task["op"])
+    problem = spec.problem(**task["problem"])
+    if cache.get("name") != problem.name:
+        cache.clear()
+        cache["name"] = problem.name
+        cache["tensors"], cache["ref"] = _inputs(reg, spec, problem, interpret)
+    tensors, ref = dict(cache["tensors"]), cache["ref"]
+    out = spec.empty_output(problem, tensors[spec.inputs[0]])
+    out.fill_(float("nan"))
+    tensors[spec.output] = out
+    inst = reg.instances[task["instance"]]
+    result: dict[str, Any] = {"status": "ok", "error": None, "time_ms": None, "time_ms_p20": None,
+                              "time_ms_p80": None, "max_abs_err": None}
+    try:
+        reg.load(inst, interpret=interpret)
+    except CompileError as exc:
+        return {**result, "status": "compile_failed", "error": str(exc)[:2000]}
+
+    def run():
+        return launch(reg, task["op"], problem, tensors, instance=inst.name, interpret=interpret)
+
+    try:
+        got = run()
+        if not interpret:
+            import torch
+
+            torch.cuda.synchronize()
+    except Exception as exc:  # a kernel that raises or faults
+        return {**result, "status": "launch_failed", "error": f"{type(exc).__name__}: {exc}"[:2000], "restart": True}
+    tol = spec.tolerance(problem)
+    if interpret:
+        check = compare(got.double().numpy(), ref, tol.atol, tol.rtol)
+    else:
+        check = compare_tensors(got, ref, tol.atol, tol.rtol)
+    result["max_abs_err"] = check.max_abs_err
+    if not check.passed:
+        return {**result, "status": "wrong_result", "error": f"max abs error {check.max_abs_err:.4g} beyond tolerance"}
+    times = _times(run, interpret, task.get("warmup", 10), task.get("rep", 50))
+    times.sort()
+    q = lambda f: times[min(len(times) - 1, int(f * len(times)))]  # noqa: E731
+    return {**result, "time_ms": q(0.5), "time_ms_p20": q(0.2), "time_ms_p80": q(0.8)}
+
+
+def _times(run, interpret: bool, warmup: int, rep: int) -> list[float]:
+    """Per-run times in ms: ``triton.testing.do_bench`` (all samples) on the GPU, three timed
+    runs in the interpreter."""
+    if interpret:
+        import time
+
+        out = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            run()
+            out.append((time.perf_counter() - t0) * 1e3)
+        return out
+    import triton.testing
+
+    return list(triton.testing.do_bench(run, warmup=warmup, rep=rep, return_mode="all"))
+
+
+def _serve(conn, cfg: dict[str, Any]) -> None:
+    """Worker main loop: build the registry once, then answer tasks until ``None``."""
+    sys.path[:0] = cfg.get("sys_path", [])
+    if cfg.get("device") is not None:
+        import torch
+
+        torch.cuda.set_device(cfg["device"])
+    reg = make_registry(cfg)
+    conn.send("ready")
+    cache: dict[str, Any] = {}
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        try:
+            conn.send(measure_one(reg, task, cache))
+        except Exception as exc:  # anything else: report it, keep serving
+            conn.send({"status": "launch_failed", "error": f"{type(exc).__name__}: {exc}"[:2000], "restart": True})
+
+
+class Worker:
+    """One spawned worker process for one device (``None``: the interpreter), restarted after
+    a failure that may have left it (or its CUDA context) broken."""
+
+    def __init__(self, cfg: dict[str, Any]):
+        self.cfg = cfg
+        self.proc = None
+        self.conn = None
+        self.restarts = 0
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, self.cfg), daemon=True)
+        self.proc.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(READY_TIMEOUT_S) or parent.recv() != "ready":
+            self.stop()
+            raise RuntimeError(f"tune worker for device {self.cfg.get('device')} did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join(5)
+        self.proc = self.conn = None
+
+    def run(self, task: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        """The measurement of ``task``; ``timed_out`` / ``launch_failed`` when the worker hangs
+        past ``timeout_s`` or dies (it is then restarted for the next task)."""
+        if self.proc is None or not self.proc.is_alive():
+            if self.proc is not None:
+                self.restarts += 1
+            self._start()
+        self.conn.send(task)
+        if not self.conn.poll(timeout_s):  # a hang: kill it, start afresh for the next task
+            self.stop()
+            self.restarts += 1
+            return {"status": "timed_out", "error": f"no result within {timeout_s:g} s; worker restarted"}
+        try:
+            result = self.conn.recv()
+        except (EOFError, ConnectionError, OSError):  # the worker died (a fault)
+            self.proc.join(10)
+            code = self.proc.exitcode
+            self.stop()
+            self.restarts += 1
+            how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+            return {"status": "launch_failed", "error": f"worker died ({how}); restarted"}
+        if result.pop("restart", False):  # a raised launch may have left CUDA broken
+            self.stop()
+            self.restarts += 1
+        return result
