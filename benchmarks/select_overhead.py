@@ -1,6 +1,7 @@
 """Host-side cost of selection (CPU only, no GPU needed): first (cold) selection of a problem
 over the declared set, and the memoised lookup that every later dispatch of it pays.
-usage: python benchmarks/select_overhead.py [--set default]
+usage: python benchmarks/select_overhead.py [--set default] [--heuristic rules|lightgbm]
+(with lightgbm, run with CKCORE_DISABLE_PLUGINS=stream_k: the shipped gemm model has no split-K data)
 """
 
 import argparse
@@ -8,28 +9,38 @@ import json
 import statistics
 import time
 
-from ckcore import Registry
+import attrs
+
+from ckcore import Registry, Settings
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", default="default")
+    ap.add_argument("--heuristic", default="rules")
     args = ap.parse_args()
-    reg = Registry("sm_90")
+    settings = attrs.evolve(Settings.from_env(), heuristic=args.heuristic)
+    reg = Registry("sm_90", settings=settings, device_name="NVIDIA H200")
     reg.declare("gemm", args.set)
     rows = [json.loads(l) for l in open("benchmarks/suites/gemm.jsonl")]
     problems = [reg.problem("gemm", **{k: v for k, v in r.items() if k not in ("op", "name")}) for r in rows]
-    cold, warm = [], []
+    reg.select(problems[0])  # loads the heuristic (and its model) once
+    reg._selections.clear()
+    cold, warm, cands, notes = [], [], [], set()
     for p in problems:
         t0 = time.perf_counter()
-        reg.select(p)
+        sel = reg.select(p)
         cold.append((time.perf_counter() - t0) * 1e6)
+        cands.append(len(sel.ranked))
+        notes.add(sel.ranked[0].note)
         t0 = time.perf_counter()
         for _ in range(1000):
             reg.select(p)
         warm.append((time.perf_counter() - t0) * 1e3)  # us per call
-    print(json.dumps({"instances": len(reg.instances), "problems": len(problems),
-                      "cold_select_us_median": statistics.median(cold), "memoised_select_us_median": statistics.median(warm)}))
+    print(json.dumps({"heuristic": args.heuristic, "instances": len(reg.instances), "problems": len(problems),
+                      "candidates_median": statistics.median(cands), "candidates_max": max(cands),
+                      "cold_select_us_median": statistics.median(cold), "cold_select_us_max": max(cold),
+                      "memoised_select_us_median": statistics.median(warm), "notes": sorted(notes)}))
 
 
 if __name__ == "__main__":

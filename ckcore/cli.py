@@ -235,8 +235,29 @@ def cmd_tune(args) -> int:
     devices = [int(d) for d in args.devices.split(",")] if args.devices else None
     summary = tune(args.op, problems, args.out or f"tune_{args.op}.jsonl.gz", kernel_set=args.set, arch=args.arch,
                    devices=devices, timeout_s=args.timeout, warmup=args.warmup, rep=args.rep,
-                   plugin_modules=args.plugin_module)
+                   plugin_modules=args.plugin_module, max_seconds=args.max_seconds)
     print(json.dumps(summary))
+    return 0
+
+
+def cmd_train(args) -> int:
+    from .registry import Registry
+    from .settings import Settings
+    from .train import train
+    from .tune import Dataset
+
+    first = next(Dataset(args.data[0]).rows(), None)
+    gpu = (first or {}).get("provenance", {}).get("gpu")
+    reg = Registry(args.arch, settings=Settings.from_env(), device_name=gpu)  # the measured GPU's peaks
+    meta = train(reg, args.op, args.data, args.out, folds=args.folds, seed=args.seed)
+    m = meta["metrics"]
+    print(f"{args.op} on {reg.arch.arch}: {meta['rows']} rows, {meta['problems']} problems, {args.folds}-fold CV by problem")
+    print("held-out   mean    median  P10     min     top1    top5")
+    for name in ("lightgbm", "rules"):
+        r = m[name]
+        print(f"{name:9s}  {r['mean']:.4f}  {r['median']:.4f}  {r['p10']:.4f}  {r['min']:.4f}  {r['top1']:.3f}   {r['top5']:.3f}")
+    if args.out:
+        print(f"model written to {args.out}/{args.op}_{reg.arch.arch}.txt (+ .json)")
     return 0
 
 
@@ -309,8 +330,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--timeout", type=float, default=60.0, help="seconds per measurement before a hang is declared")
     t.add_argument("--warmup", type=int, default=10)
     t.add_argument("--rep", type=int, default=50)
+    t.add_argument("--max-seconds", type=float, default=None, help="stop after this long; rerun to resume")
     t.add_argument("--plugin-module", action="append", default=[], help="extra hook module to register")
     t.add_argument("--plugin-path", action="append", default=[], help="folder to put on sys.path for --plugin-module")
+    tr = sub.add_parser("train", help="fit and cross-validate the lightgbm selection model of an op")
+    tr.set_defaults(fn=cmd_train, set=None, kernel_set_file=None)
+    tr.add_argument("op")
+    tr.add_argument("--data", action="append", required=True, help="tune dataset (repeatable)")
+    tr.add_argument("--out", default=None, help="folder for <op>_<arch>.txt and .json (default: report only)")
+    tr.add_argument("--arch", default="sm_90")
+    tr.add_argument("--folds", type=int, default=5)
+    tr.add_argument("--seed", type=int, default=0)
     c = sub.add_parser("cache", help="list, size, prune or clear the cache")
     c.set_defaults(fn=cmd_cache)
     c.add_argument("action", choices=["list", "size", "prune", "clear"])

@@ -224,7 +224,7 @@ class Registry:
             if reason:
                 rejected[inst.name] = reason
             else:
-                ok.append(Candidate(inst, fam))
+                ok.append(Candidate(inst, fam, self.catalog.op(problem.op)))
         return ok, rejected
 
     def select(self, problem: ProblemBase) -> Selection:

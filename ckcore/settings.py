@@ -33,7 +33,7 @@ class Settings:
     :ivar plugins: ``CKCORE_PLUGINS``: comma-separated allow-list of plugin (entry-point) names;
         unset means all installed plugins.
     :ivar disabled_plugins: ``CKCORE_DISABLE_PLUGINS``: comma-separated block-list.
-    :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules``; default ``rules``).
+    :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules`` or ``lightgbm``; default ``rules``).
     :ivar compiler: ``CKCORE_COMPILER``: compiler driver (default ``triton``).
     :ivar arch: ``CKCORE_ARCH``: target arch (``sm_90``...) overriding detection.
     :ivar kernel_set: ``CKCORE_KERNEL_SET``: kernel set that dispatch declares (default ``default``).

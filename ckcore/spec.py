@@ -41,6 +41,9 @@ class Operator(abc.ABC):
     #: Other ``op`` values of suite lines this op accepts (the conv suite says ``grouped_conv``
     #: for all three directions).
     suite_ops: tuple[str, ...] = ()
+    #: The package whose ``models/`` folder holds trained selection models ``<op>_<arch>.txt``
+    #: (LightGBM text format) with ``<op>_<arch>.json`` metadata; None: no models.
+    models_package: str | None = None
 
     def problem(self, **fields) -> ProblemBase:
         """Build and validate a problem. :raises UnsupportedProblem: a bad field."""
@@ -178,6 +181,11 @@ class KernelFamily(abc.ABC):
     @abc.abstractmethod
     def estimate_ms(self, key: KeyBase, problem: ProblemBase, arch: ArchSpec, device: DeviceSpec) -> float:
         """A rough run-time estimate (ms) used by the ``rules`` heuristic to rank candidates."""
+
+    def pair_features(self, key: KeyBase, problem: ProblemBase, arch: ArchSpec) -> dict[str, float]:
+        """Numeric features of running ``key`` on ``problem`` (tile counts per SM wave, padding
+        waste...) for learned heuristics; default none."""
+        return {}
 
     def features(self, key: KeyBase) -> dict[str, float]:
         """Numeric kernel features for learned heuristics."""

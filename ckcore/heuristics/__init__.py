@@ -1,7 +1,8 @@
 """Selection heuristics (stevedore namespace ``ckcore.heuristics``).
 
 A heuristic ranks the instances that support a problem; the registry takes the first.
-Drivers: ``rules`` (each family's ``estimate_ms`` cost model). Learned drivers come later.
+Drivers: ``rules`` (each family's ``estimate_ms`` cost model) and ``lightgbm`` (a regressor per
+(op, arch) shipped in the op's plugin, falling back to ``rules`` without one).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import attrs
 from ..arch import ArchSpec, DeviceSpec
 from ..errors import PluginError
 from ..keys import ProblemBase
-from ..spec import Instance, KernelFamily
+from ..spec import Instance, KernelFamily, Operator
 
 __all__ = ["Candidate", "Ranked", "Heuristic", "get_heuristic"]
 
@@ -27,6 +28,7 @@ class Candidate:
 
     instance: Instance
     family: KernelFamily = attrs.field(eq=False)
+    operator: Operator | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

@@ -29,6 +29,7 @@ COLUMNS: dict[str, str] = {
     "instance": "kernel instance name",
     "family": "kernel family name",
     "kernel_features": "numeric kernel features from the family plugin (dict of float)",
+    "key": "the kernel key's fields (dict): rebuilds the instance for training",
     "status": f"one of {', '.join(STATUSES)}",
     "error": "the failure message, or null",
     "time_ms": "median run time in ms (null unless ok)",
@@ -133,6 +134,16 @@ class Dataset:
             with open(self.path, "r+b") as f:
                 f.truncate(end)
         return extra
+
+    def compact(self) -> None:
+        """Rewrite the complete rows as one gzip member (much smaller than one member per row),
+        atomically; later appends add members after it."""
+        rows, _ = self._scan()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with gzip.open(tmp, "wt") as f:
+            for r in rows:
+                f.write(json.dumps(r, sort_keys=True) + "\n")
+        os.replace(tmp, self.path)
 
     def done(self, prov_id: str) -> set[tuple[str, str, str]]:
         """(op, problem name, instance) pairs already measured with provenance ``prov_id``."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -21,13 +22,16 @@ def _floats(features: dict) -> dict[str, float]:
 
 def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str | None = None,
          arch: str | None = None, devices: Sequence[int | None] | None = None, timeout_s: float = 60.0,
-         warmup: int = 10, rep: int = 50, plugin_modules: Sequence[str] = (), progress: bool = True) -> dict[str, Any]:
+         warmup: int = 10, rep: int = 50, plugin_modules: Sequence[str] = (), progress: bool = True,
+         max_seconds: float | None = None) -> dict[str, Any]:
     """Measure every instance of ``kernel_set`` that supports each of ``problems`` (field
     dicts) and append one row per pair to the dataset ``out``. Returns counts per status.
 
     ``devices``: GPU indices (one worker each); default the current GPU, or the interpreter
     without one. ``plugin_modules``: extra hook modules to register (test plugins).
+    ``max_seconds``: stop taking new pairs after this long (rerun to resume).
     """
+    started = time.monotonic()
     cfg = {"op": op, "kernel_set": kernel_set, "arch": arch, "plugin_modules": list(plugin_modules),
            "sys_path": [p for p in sys.path if p]}
     reg = make_registry(cfg)
@@ -68,7 +72,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         ms = result.get("time_ms")
         return {"schema": SCHEMA, "op": op, "problem": problem.to_dict(), "problem_name": problem.name,
                 "problem_features": _floats(spec.features(problem)), "instance": inst.name, "family": inst.family,
-                "kernel_features": _floats(fam.features(inst.key)), "status": result["status"], "error": result.get("error"),
+                "kernel_features": _floats(fam.features(inst.key)), "key": inst.key.to_dict(), "status": result["status"], "error": result.get("error"),
                 "time_ms": ms, "time_ms_p20": result.get("time_ms_p20"), "time_ms_p80": result.get("time_ms_p80"),
                 "tflops": spec.flops(problem) / ms / 1e9 if ok else None,
                 "gbps": spec.min_bytes(problem) / ms / 1e6 if ok else None,
@@ -78,6 +82,8 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         worker = Worker({**cfg, "device": device})
         try:
             while True:
+                if max_seconds is not None and time.monotonic() - started > max_seconds:
+                    return
                 try:
                     problem, inst, fam = tasks.get_nowait()
                 except queue.Empty:
@@ -104,5 +110,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         t.join()
     if bar is not None:
         bar.close()
-    return {"op": op, "dataset": str(out), "measured": len(todo), "skipped": skipped, "status": counts,
+    ds.compact()
+    return {"op": op, "dataset": str(out), "measured": sum(counts.values()), "remaining": tasks.qsize(),
+            "skipped": skipped, "status": counts,
             "provenance_id": prov_id}

@@ -41,6 +41,7 @@ class GemmOperator(Operator):
     problem_cls = GemmProblem
     inputs = ("a", "b")
     output = "c"
+    models_package = "ck_plugin_gemm"
 
     def problem_from_tensors(self, a=None, b=None, c=None) -> GemmProblem:
         """The problem of torch tensors ``a`` [M,K], ``b`` [K,N] (and ``c`` [M,N]); layout and

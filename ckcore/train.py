@@ -1,0 +1,126 @@
+"""``ckcore train``: fit the ``lightgbm`` selection model of an op from tune datasets, with
+cross-validation grouped by problem (no problem in both training and validation folds), and
+report on held-out problems, side by side with the ``rules`` heuristic:
+
+- efficiency of a heuristic on a problem = oracle time (the best measured instance) / time of
+  the instance it picks among the measured ones; mean, median, P10 and minimum over problems;
+- top-1 (it picks the oracle) and top-5 (the oracle is among its 5 best) accuracy.
+
+Then the final model is fitted on all problems and written as ``<op>_<arch>.txt`` (LightGBM text)
+with ``<op>_<arch>.json`` (features, dataset provenance, metrics, GPU, parameters).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .heuristics.learned import feature_matrix, pair_features
+from .tune.dataset import Dataset
+
+__all__ = ["PARAMS", "load_training_rows", "train", "evaluate"]
+
+PARAMS = {"objective": "regression", "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 10,
+          "feature_fraction": 0.9, "bagging_fraction": 0.9, "bagging_freq": 1, "lambda_l2": 1.0,
+          "num_threads": 1, "deterministic": True, "force_row_wise": True, "seed": 0, "verbose": -1}
+ROUNDS = 400
+
+
+def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The ``ok`` rows of ``op`` in the datasets, each with its features (recomputed by today's
+    plugins), log time, problem name and ``rules`` estimate."""
+    spec = registry.catalog.op(op)
+    out = []
+    for path in paths:
+        for r in Dataset(path).rows():
+            if r["op"] != op or r["status"] != "ok":
+                continue
+            fam = registry.catalog.families[r["family"]]
+            key = fam.key_cls.from_dict(r["key"])
+            problem = spec.problem(**r["problem"])
+            feats = pair_features(spec, fam, problem, key, registry.arch, registry.device)
+            out.append({"problem": problem.name, "instance": key.name, "features": feats,
+                        "log_ms": math.log(r["time_ms"]), "rules_ms": math.exp(feats["x_rules_log_ms"]),
+                        "provenance": r["provenance"]})
+    return out
+
+
+def _folds(problems: Sequence[str], k: int, seed: int) -> dict[str, int]:
+    names = sorted(set(problems))
+    order = np.random.default_rng(seed).permutation(len(names))
+    return {names[i]: n % k for n, i in enumerate(order)}
+
+
+def evaluate(rows: Sequence[dict], scores: Sequence[float]) -> dict[str, float]:
+    """Efficiency and accuracy of picking the lowest score per problem (see the module docstring)."""
+    by_problem: dict[str, list[tuple[float, float]]] = {}
+    for r, s in zip(rows, scores):
+        by_problem.setdefault(r["problem"], []).append((s, math.exp(r["log_ms"])))
+    eff, top1, top5 = [], 0, 0
+    for items in by_problem.values():
+        oracle = min(t for _, t in items)
+        ranked = sorted(items)
+        eff.append(oracle / ranked[0][1])
+        top1 += ranked[0][1] == oracle
+        top5 += any(t == oracle for _, t in ranked[:5])
+    e = np.array(eff)
+    n = len(eff)
+    return {"problems": n, "mean": float(e.mean()), "median": float(np.median(e)), "p10": float(np.percentile(e, 10)),
+            "min": float(e.min()), "top1": top1 / n, "top5": top5 / n}
+
+
+def _fit(rows, names, params, rounds):
+    import lightgbm
+
+    x = feature_matrix([r["features"] for r in rows], names)
+    y = np.array([r["log_ms"] for r in rows])
+    return lightgbm.train(params, lightgbm.Dataset(x, y, feature_name=list(names), free_raw_data=False),
+                          num_boost_round=rounds)
+
+
+def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | None = None, *, folds: int = 5,
+          seed: int = 0, rounds: int = ROUNDS) -> dict[str, Any]:
+    """Cross-validate, fit on everything, write the model (when ``out_dir`` is given) and
+    return the metadata (held-out metrics for ``lightgbm`` and ``rules``)."""
+    rows = load_training_rows(registry, op, paths)
+    if not rows:
+        raise ValueError(f"no ok rows of op {op!r} in {list(map(str, paths))}")
+    names = sorted({f for r in rows for f in r["features"]})
+    fold_of = _folds([r["problem"] for r in rows], folds, seed)
+    held_rows, held_pred = [], []
+    for k in range(folds):
+        train_rows = [r for r in rows if fold_of[r["problem"]] != k]
+        test_rows = [r for r in rows if fold_of[r["problem"]] == k]
+        if not test_rows or not train_rows:
+            continue
+        booster = _fit(train_rows, names, PARAMS, rounds)
+        held_rows += test_rows
+        held_pred += list(booster.predict(feature_matrix([r["features"] for r in test_rows], names), num_threads=1))
+    metrics = {"lightgbm": evaluate(held_rows, held_pred),
+               "rules": evaluate(held_rows, [r["rules_ms"] for r in held_rows])}
+    booster = _fit(rows, names, PARAMS, rounds)
+    provs = {json.dumps(r["provenance"], sort_keys=True) for r in rows}
+    meta = {"op": op, "arch": registry.arch.arch, "features": names, "metrics": metrics, "folds": folds,
+            "seed": seed, "rounds": rounds, "params": PARAMS, "rows": len(rows),
+            "problems": len(fold_of), "datasets": [str(p) for p in paths],
+            "dataset_provenance": [json.loads(p) for p in sorted(provs)],
+            "gpu": sorted({json.loads(p).get("gpu") or "interpreter" for p in provs}),
+            "trained": datetime.date.today().isoformat(), "lightgbm": _lgb_version()}
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        stem = f"{op}_{registry.arch.arch}"
+        (out_dir / f"{stem}.txt").write_text(booster.model_to_string())
+        (out_dir / f"{stem}.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return meta
+
+
+def _lgb_version() -> str:
+    import lightgbm
+
+    return lightgbm.__version__

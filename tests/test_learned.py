@@ -1,0 +1,93 @@
+"""The lightgbm selection model: training reproduces recorded metrics, model loading checks the
+feature list, selection falls back to rules (and says so) without a usable model."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ckcore import Registry, Settings
+from ckcore.cli import main
+from ckcore.heuristics import Candidate
+from ckcore.heuristics.learned import LightGBMHeuristic
+from ckcore.train import train
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")), device_name="NVIDIA H200")
+    r.declare("gemm", "default")
+    return r
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, reg):
+    """A model trained on the small committed dataset, in a package ``ckt_models`` on sys.path."""
+    root = tmp_path_factory.mktemp("models")
+    pkg = root / "ckt_models"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    meta = train(reg, "gemm", [DATA / "gemm_small.jsonl.gz"], pkg / "models", folds=3, rounds=100)
+    return root, pkg, meta
+
+
+def test_training_reproduces_recorded_metrics(trained):
+    recorded = json.loads((DATA / "gemm_small_metrics.json").read_text())
+    _, _, meta = trained
+    assert meta["rows"] == recorded["rows"] and meta["problems"] == recorded["problems"]
+    for model in ("lightgbm", "rules"):
+        assert meta["metrics"][model] == pytest.approx(recorded["metrics"][model], abs=1e-12)
+    assert meta["features"] and meta["dataset_provenance"][0]["gpu"] == "NVIDIA H200"
+
+
+def _operator(reg, package):
+    op = type(reg.catalog.op("gemm"))()
+    op.models_package = package
+    return op
+
+
+def _candidates(reg, op, problem):
+    cands, _ = reg.candidates(problem)
+    return [Candidate(c.instance, c.family, op) for c in cands if c.family.name in ("gemm_tiled", "gemm_tma")]
+
+
+def test_model_ranks_by_predicted_time(trained, reg, monkeypatch):
+    root, _, _ = trained
+    monkeypatch.syspath_prepend(str(root))
+    op = _operator(reg, "ckt_models")
+    p = reg.problem("gemm", M=64, N=4096, K=4096, dtype="bf16", layout="rcr")
+    ranked = LightGBMHeuristic().rank(p, _candidates(reg, op, p), reg.arch, reg.device)
+    assert ranked and all(r.note == "predicted ms (lightgbm)" for r in ranked)
+    assert [r.score for r in ranked] == sorted(r.score for r in ranked)
+
+
+def test_model_with_a_foreign_feature_list_is_rejected(trained, reg, monkeypatch, tmp_path):
+    root, pkg, _ = trained
+    bad = tmp_path / "ckt_badmodels"
+    shutil.copytree(pkg, bad)
+    meta_path = bad / "models" / "gemm_sm_90.json"
+    meta = json.loads(meta_path.read_text())
+    meta["features"] = [f.replace("p_M", "p_rows") for f in meta["features"]]
+    meta_path.write_text(json.dumps(meta))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    op = _operator(reg, "ckt_badmodels")
+    p = reg.problem("gemm", M=64, N=4096, K=4096, dtype="bf16", layout="rcr")
+    ranked = LightGBMHeuristic().rank(p, _candidates(reg, op, p), reg.arch, reg.device)
+    assert "rules fallback" in ranked[0].note and "does not match" in ranked[0].note
+
+
+def test_without_a_model_rules_rank_and_say_so(reg):
+    op = _operator(reg, None)
+    p = reg.problem("gemm", M=64, N=4096, K=4096, dtype="bf16", layout="rcr")
+    ranked = LightGBMHeuristic().rank(p, _candidates(reg, op, p), reg.arch, reg.device)
+    assert "rules fallback: no selection models for op gemm" in ranked[0].note
+
+
+def test_cli_train_reports_held_out_metrics(capsys, tmp_path):
+    assert main(["train", "gemm", "--data", str(DATA / "gemm_small.jsonl.gz"), "--folds", "3", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "lightgbm" in out and "rules" in out and "P10" in out
+    assert (tmp_path / "gemm_sm_90.txt").exists() and json.loads((tmp_path / "gemm_sm_90.json").read_text())["folds"] == 3
