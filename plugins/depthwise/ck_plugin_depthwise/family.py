@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
-from ck_plugin_grouped_conv.family import GRID_YZ_MAX, INT32_MAX, ConvFamily, int_args
-from ck_plugin_grouped_conv.keys import Access
+from ck_plugin_grouped_conv.family import ConvFamily
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 
@@ -38,31 +37,12 @@ class DwFamily(ConvFamily):
             reasons.append(f"{tile // threads} fp32 accumulators per thread > 64")
         return reasons
 
-    def supports(self, key: DwKey, p) -> str | None:
+    def _tile_reason(self, key: DwKey, p) -> str | None:
+        """Depthwise problems only (C/G = 1); multiplier-one instances need K/G = 1."""
         if p.Cg != 1:
             return f"depthwise kernels need C/G = 1 (C/G={p.Cg})"
         if key.multiplier_one and p.Kg != 1:
             return f"multiplier-one kernel, K/G = {p.Kg}"
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if key.channels_last != p.layout.channels_last:
-            return f"{'channels-last' if key.channels_last else 'contiguous'} kernel, layout {p.layout.value}"
-        grid = self.grid(key, p)
-        if max(grid[1:]) > GRID_YZ_MAX:
-            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        if key.access is Access.GENERIC:
-            return None
-        for role, count in p.numel().items():
-            if count > INT32_MAX:
-                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
-        if key.access is Access.I32:
-            return None
-        if p.ptr_align != 16:
-            return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        args = int_args(p, 1)
-        for name in self._hinted_ints(key):
-            if args[name] % 16:
-                return f"needs {name} % 16 == 0 ({name}={args[name]})"
         return None
 
     def _hinted_ints(self, key: DwKey) -> tuple[str, ...]:

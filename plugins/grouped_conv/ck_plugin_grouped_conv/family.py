@@ -101,10 +101,19 @@ class ConvFamily(KernelFamily):
         raise NotImplementedError
 
     def supports(self, key: ConvKey, p: ConvProblem) -> str | None:
+        return self._match_reason(key, p) or self._tile_reason(key, p) or self._launch_reason(key, p)
+
+    @staticmethod
+    def _match_reason(key, p: ConvProblem) -> str | None:
+        """dtype and layout family."""
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"
         if key.channels_last != p.layout.channels_last:
             return f"{'channels-last' if key.channels_last else 'contiguous'} kernel, layout {p.layout.value}"
+        return None
+
+    def _tile_reason(self, key: ConvKey, p: ConvProblem) -> str | None:
+        """Flat reduction and merged groups fit the problem's channels per group."""
         gpb = key.groups_per_block
         if getattr(key, "flat", False) and not (p.Cg < 16 and p.Kg >= 16):
             return f"flat instances serve few input and many output channels per group (C/G={p.Cg}, K/G={p.Kg})"
@@ -115,6 +124,11 @@ class ConvFamily(KernelFamily):
             if gpb * p.Kg > k_room or gpb * p.Cg > c_room:
                 return (f"{gpb} groups of K/G={p.Kg}, C/G={p.Cg} do not fit one tile "
                         f"({k_room} output, {c_room} input channels)")
+        return None
+
+    def _launch_reason(self, key, p: ConvProblem) -> str | None:
+        """Grid limits, and what the key's access mode assumes (32-bit offsets; alignment and
+        16-divisible hinted arguments for ``a16``)."""
         grid = self.grid(key, p)
         if max(grid[1:]) > GRID_YZ_MAX:
             return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
@@ -127,7 +141,7 @@ class ConvFamily(KernelFamily):
             return None
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        args = int_args(p, gpb)
+        args = int_args(p, key.groups_per_block)
         for name in self._hinted_ints(key):
             if args[name] % 16:
                 return f"needs {name} % 16 == 0 ({name}={args[name]})"

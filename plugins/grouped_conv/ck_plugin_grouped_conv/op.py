@@ -228,6 +228,21 @@ class ConvOperator(Operator):
                           f"stride_{axis}": d3["stride"][i], f"dilation_{axis}": d3["dilation"][i]})
         return feats
 
+    def _backward(self, problem: ConvProblem, dy, x, w, *, want: int):
+        """A callable returning output ``want`` (0: dx, 1: dw) of
+        ``torch.ops.aten.convolution_backward``; of ``x`` and ``w`` only the one that is not
+        wanted is read (for the other only its shape and memory format matter)."""
+        import torch
+
+        kw = self._torch_conv_args(problem)
+        mask = [want == 0, want == 1, False]
+
+        def run():
+            return torch.ops.aten.convolution_backward(dy, x, w, None, kw["stride"], kw["padding"], kw["dilation"],
+                                                       False, [0] * problem.ndim, kw["groups"], mask)[want]
+
+        return run
+
     def _torch_conv_args(self, problem: ConvProblem) -> dict:
         """Arguments of the PyTorch baseline. Enables ``torch.backends.cudnn.benchmark`` (cuDNN
         then times its algorithms on first use and keeps the fastest: its best case)."""
@@ -295,18 +310,8 @@ class ConvBwdDataOperator(ConvOperator):
 
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the input gradient only (cuDNN)."""
-        import torch
-
         dy, w = tensors["dy"], tensors["w"]
-        x = self.empty_like_role(problem, "x", dy)  # only its shape and memory format are read
-        kw = self._torch_conv_args(problem)
-
-        def run():
-            return torch.ops.aten.convolution_backward(
-                dy, x, w, None, kw["stride"], kw["padding"], kw["dilation"], False, [0] * problem.ndim, kw["groups"],
-                [True, False, False])[0]
-
-        return run
+        return self._backward(problem, dy, self.empty_like_role(problem, "x", dy), w, want=0)
 
 
 class ConvBwdWeightOperator(ConvOperator):
@@ -328,18 +333,8 @@ class ConvBwdWeightOperator(ConvOperator):
 
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the weight gradient only (cuDNN)."""
-        import torch
-
         x, dy = tensors["x"], tensors["dy"]
-        w = self.empty_like_role(problem, "w", x)  # only its shape and memory format are read
-        kw = self._torch_conv_args(problem)
-
-        def run():
-            return torch.ops.aten.convolution_backward(
-                dy, x, w, None, kw["stride"], kw["padding"], kw["dilation"], False, [0] * problem.ndim,
-                kw["groups"], [False, True, False])[1]
-
-        return run
+        return self._backward(problem, dy, x, self.empty_like_role(problem, "w", x), want=1)
 
 
 def _geometry(problem: ConvProblem) -> dict:

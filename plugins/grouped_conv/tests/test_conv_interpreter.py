@@ -4,18 +4,9 @@ sizes, stride 2, dilation 2, 31-tap 1D), and every instance of the default set."
 
 import pytest
 
-from ckcore import Registry, Settings
 from ckcore.testing import assert_matches_reference
 
 from cases import DTYPES, MATRIX, OPS, SPECIAL, case, layout
-
-
-@pytest.fixture(scope="module")
-def reg(tmp_path_factory):
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
-    for op in OPS:
-        r.declare(op, "default")
-    return r
 
 
 @pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ckcore import Registry, Settings, UnsupportedProblem
+from ckcore import UnsupportedProblem
 from ckcore.cli import main
 from ckcore.dispatch import launch
 
@@ -15,14 +15,6 @@ from cases import OPS, case, layout
 SUITE_LINE = {"op": "grouped_conv", "name": "resnext50.l2.g32", "ndim": 2, "N": 32, "C": 256, "K": 256, "G": 32,
               "spatial": [28, 28], "filter": [3, 3], "stride": [1, 1], "pad": [1, 1], "dilation": [1, 1],
               "dtype": "bf16", "layout": "nhwgc"}
-
-
-@pytest.fixture(scope="module")
-def reg(tmp_path_factory):
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
-    for op in OPS:
-        r.declare(op, "default")
-    return r
 
 
 @pytest.mark.parametrize("op", OPS)
