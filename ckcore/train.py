@@ -43,8 +43,10 @@ def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[d
             fam = registry.catalog.families[r["family"]]
             key = fam.key_cls.from_dict(r["key"])
             problem = spec.problem(**r["problem"])
-            feats = pair_features(spec, fam, problem, key, registry.arch, registry.device)
-            out.append({"problem": problem.name, "instance": key.name, "features": feats,
+            device = registry.arch.device(r["provenance"].get("gpu"))  # each row with its own GPU's peaks
+            feats = pair_features(spec, fam, problem, key, registry.arch, device)
+            # Rows of one problem measured on different GPUs are different selection tasks.
+            out.append({"problem": f"{r['provenance_id']}/{problem.name}", "instance": key.name, "features": feats,
                         "log_ms": math.log(r["time_ms"]), "rules_ms": math.exp(feats["x_rules_log_ms"]),
                         "provenance": r["provenance"]})
     return out
@@ -58,16 +60,18 @@ def _folds(problems: Sequence[str], k: int, seed: int) -> dict[str, int]:
 
 def evaluate(rows: Sequence[dict], scores: Sequence[float]) -> dict[str, float]:
     """Efficiency and accuracy of picking the lowest score per problem (see the module docstring)."""
-    by_problem: dict[str, list[tuple[float, float]]] = {}
+    by_problem: dict[str, list[tuple[float, str, float]]] = {}
     for r, s in zip(rows, scores):
-        by_problem.setdefault(r["problem"], []).append((s, math.exp(r["log_ms"])))
+        by_problem.setdefault(r["problem"], []).append((s, r["instance"], math.exp(r["log_ms"])))
     eff, top1, top5 = [], 0, 0
     for items in by_problem.values():
-        oracle = min(t for _, t in items)
-        ranked = sorted(items)
-        eff.append(oracle / ranked[0][1])
-        top1 += ranked[0][1] == oracle
-        top5 += any(t == oracle for _, t in ranked[:5])
+        oracle = min(t for _, _, t in items)
+        ranked = sorted(items)  # ties broken by instance name, as the heuristics do at run time
+        eff.append(oracle / ranked[0][2])
+        top1 += ranked[0][2] == oracle
+        top5 += any(t == oracle for _, _, t in ranked[:5])
+    if not eff:
+        raise ValueError("no problems to evaluate")
     e = np.array(eff)
     n = len(eff)
     return {"problems": n, "mean": float(e.mean()), "median": float(np.median(e)), "p10": float(np.percentile(e, 10)),
@@ -88,8 +92,8 @@ def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | 
     """Cross-validate, fit on everything, write the model (when ``out_dir`` is given) and
     return the metadata (held-out metrics for ``lightgbm`` and ``rules``)."""
     rows = load_training_rows(registry, op, paths)
-    if not rows:
-        raise ValueError(f"no ok rows of op {op!r} in {list(map(str, paths))}")
+    if len({r["problem"] for r in rows}) < folds:
+        raise ValueError(f"need at least {folds} problems of op {op!r} with ok rows in {list(map(str, paths))}")
     names = sorted({f for r in rows for f in r["features"]})
     fold_of = _folds([r["problem"] for r in rows], folds, seed)
     held_rows, held_pred = [], []

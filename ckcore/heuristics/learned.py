@@ -63,13 +63,14 @@ class Model:
     def predict_log_ms(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         return self.booster.predict(feature_matrix(rows, self.features), num_threads=1)
 
-    def check_features(self, produced: set[str]) -> None:
-        """``produced``: the features the op's families produce for some candidates.
-        :raises ModelMismatch: they include a feature the model lacks, or the model uses a
-        problem feature (``p_*``) the op does not produce."""
+    def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
+        """``produced``: features a plugin produces. :raises ModelMismatch: one of them is not
+        in the model, or (with ``exact_prefix``) the model has a feature of that prefix that is
+        not produced (the op's problem features must match exactly; each family produces only
+        its own kernel features)."""
         known = set(self.features)
         missing = sorted(f for f in produced - known if not f.startswith("fam_"))
-        unknown = sorted(f for f in known - produced if f.startswith("p_"))
+        unknown = sorted(f for f in known - produced if exact_prefix and f.startswith(exact_prefix))
         if missing or unknown:
             raise ModelMismatch(f"selection model {self.meta.get('op')}/{self.meta.get('arch')} does not match the "
                                 f"installed plugins' features (not in the model: {missing[:5]}; in the model only: "
@@ -97,19 +98,28 @@ class LightGBMHeuristic:
 
     def __init__(self):
         self._models: dict[tuple[str, str], tuple[Model | None, str]] = {}
+        self._checked: dict[tuple[tuple[str, str], str], str | None] = {}
         self._lock = threading.Lock()
         self._rules = RulesHeuristic()
 
     def model_for(self, operator, families, arch: ArchSpec, device: DeviceSpec) -> tuple[Model | None, str]:
-        """(model or None, why) for the op on ``arch``; checked once against the features the
-        op's families produce on a generated problem."""
+        """(model or None, why) for the op on ``arch``. The model's problem features are checked
+        once; each family's features are checked the first time one of its instances is ranked
+        (families the model never saw are left to the caller)."""
         key = (operator.name, arch.arch)
         with self._lock:
             if key not in self._models:
-                self._models[key] = self._load(operator, families, arch, device)
-            return self._models[key]
+                self._models[key] = self._load(operator, arch, device)
+            model, why = self._models[key]
+            if model is None:
+                return None, why
+            for fam in families:
+                if fam.name in model.families and (key, fam.name) not in self._checked:
+                    self._checked[(key, fam.name)] = self._check_family(model, operator, fam, arch, device)
+            bad = [self._checked[(key, f.name)] for f in families if self._checked.get((key, f.name))]
+            return (None, bad[0]) if bad else (model, why)
 
-    def _load(self, operator, families, arch, device):
+    def _load(self, operator, arch, device):
         package = getattr(operator, "models_package", None)
         if not package:
             return None, f"no selection models for op {operator.name}"
@@ -117,23 +127,33 @@ class LightGBMHeuristic:
             model = load_model(package, operator.name, arch.arch)
         except ModelMismatch as exc:
             return None, str(exc)
+        except Exception as exc:  # an unreadable model file: fall back, and say why
+            return None, f"the {operator.name}/{arch.arch} model in {package} failed to load: {exc!r}"
         if model is None:
             return None, f"no lightgbm model for {operator.name}/{arch.arch} in {package}"
-        produced = set()
         try:
-            problem = operator.problem(**operator.generate(np.random.default_rng(0)))
-            for fam in families:
-                sets = fam.kernel_sets()
-                keys = sets.get("default", lambda a: [])(arch)
-                if keys:
-                    produced |= set(pair_features(operator, fam, problem, keys[0], arch, device))
+            self._probe = operator.problem(**operator.generate(np.random.default_rng(0)))
         except NotImplementedError:
-            return model, "model features not checked (the op has no problem generator)"
+            return model, "lightgbm (features not checked: the op has no problem generator)"
+        produced = {f"p_{k}" for k in operator.features(self._probe)}
         try:
-            model.check_features(produced)
+            model.check_features(produced, exact_prefix="p_")
         except ModelMismatch as exc:
             return None, str(exc)
         return model, "lightgbm"
+
+    def _check_family(self, model, operator, fam, arch, device) -> str | None:
+        """Why ``fam``'s features do not match the model, or None."""
+        probe = getattr(self, "_probe", None)
+        keys = fam.kernel_sets().get("default", lambda a: [])(arch)
+        if probe is None or not keys:
+            return None
+        produced = {f for f in pair_features(operator, fam, probe, keys[0], arch, device) if not f.startswith("p_")}
+        try:
+            model.check_features(produced)
+        except ModelMismatch as exc:
+            return str(exc)
+        return None
 
     def rank(self, problem: ProblemBase, candidates: Sequence[Candidate], arch: ArchSpec, device: DeviceSpec) -> list[Ranked]:
         operator = candidates[0].operator if candidates else None

@@ -1,5 +1,7 @@
 """Tune datasets: gzip-compressed JSON lines, one gzip member per row, so a run killed while
-writing loses at most the row in flight (a truncated last member is dropped when reading).
+writing loses at most the row in flight (a truncated last member is dropped when reading, and
+cut by :meth:`Dataset.repair` before the next run appends). Writers take a file lock; a finished
+run compacts the rows into one member.
 
 Schema ``ckcore-tune/1`` (one JSON object per row, see :data:`COLUMNS`).
 """
@@ -15,6 +17,8 @@ import os
 import zlib
 from pathlib import Path
 from typing import Any, Iterator
+
+from filelock import FileLock
 
 __all__ = ["SCHEMA", "COLUMNS", "STATUSES", "Dataset", "provenance", "provenance_id", "describe"]
 
@@ -91,11 +95,15 @@ class Dataset:
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
+    def _lock(self) -> FileLock:
+        """Serialises writers of this dataset (appends, repair, compact) across processes."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path) + ".lock")
+
     def append(self, row: dict[str, Any]) -> None:
         """Append one row as its own gzip member, flushed and fsynced."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = gzip.compress((json.dumps(row, sort_keys=True) + "\n").encode())
-        with open(self.path, "ab") as f:
+        with self._lock(), open(self.path, "ab") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
@@ -106,44 +114,58 @@ class Dataset:
         yield from rows
 
     def _scan(self) -> tuple[list[dict[str, Any]], int]:
-        """(complete rows, byte offset where the complete gzip members end)."""
+        """(complete rows, byte offset where the complete gzip members end). Each member is
+        fed to zlib in growing chunks, so scanning is linear in the file size."""
         if not self.path.exists():
             return [], 0
-        raw = self.path.read_bytes()
-        rows, pos = [], 0
+        raw = memoryview(self.path.read_bytes())
+        rows, pos, end = [], 0, 0
         while pos < len(raw):
             d = zlib.decompressobj(wbits=31)
+            parts, step = [], 1024
             try:
-                text = d.decompress(raw[pos:])
+                while not d.eof and pos < len(raw):
+                    chunk = raw[pos:pos + step]
+                    parts.append(d.decompress(chunk))
+                    pos += len(chunk)
+                    step = min(step * 2, 1 << 22)
             except zlib.error:
-                break
+                break  # damaged bytes: keep what came before
             if not d.eof:
                 break  # the last member was cut short
-            pos = len(raw) - len(d.unused_data)
-            rows += [json.loads(line) for line in text.decode().splitlines() if line.strip()]
-        return rows, pos
+            pos -= len(d.unused_data)
+            end = pos
+            rows += [json.loads(line) for line in b"".join(parts).decode().splitlines() if line.strip()]
+        return rows, end
 
     def repair(self) -> int:
         """Cut a damaged tail (a write killed half-way) so appends start after the last complete
         row; returns the bytes removed."""
         if not self.path.exists():
             return 0
-        _, end = self._scan()
-        extra = self.path.stat().st_size - end
-        if extra:
-            with open(self.path, "r+b") as f:
-                f.truncate(end)
+        with self._lock():
+            _, end = self._scan()
+            extra = self.path.stat().st_size - end
+            if extra:
+                with open(self.path, "r+b") as f:
+                    f.truncate(end)
+                    os.fsync(f.fileno())
         return extra
 
     def compact(self) -> None:
         """Rewrite the complete rows as one gzip member (much smaller than one member per row),
         atomically; later appends add members after it."""
-        rows, _ = self._scan()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with gzip.open(tmp, "wt") as f:
-            for r in rows:
-                f.write(json.dumps(r, sort_keys=True) + "\n")
-        os.replace(tmp, self.path)
+        with self._lock():
+            rows, end = self._scan()
+            if end != self.path.stat().st_size:
+                return  # a damaged tail: leave the file to repair(), never drop bytes here
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
+                for r in rows:
+                    f.write((json.dumps(r, sort_keys=True) + "\n").encode())
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
 
     def done(self, prov_id: str) -> set[tuple[str, str, str]]:
         """(op, problem name, instance) pairs already measured with provenance ``prov_id``."""

@@ -11,7 +11,8 @@ __all__ = ["generate_problems"]
 
 
 def generate_problems(spec, n: int, seed: int = 0, *, max_tries: int = 100) -> list[dict]:
-    """``n`` distinct valid problems (field dicts) of op ``spec``, reproducible for ``seed``.
+    """Up to ``n`` distinct valid problems (field dicts) of op ``spec``, reproducible for
+    ``seed`` (fewer only if ``n · max_tries`` draws do not yield ``n`` distinct ones).
 
     :raises NotImplementedError: the op has no generator.
     """

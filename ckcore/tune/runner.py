@@ -93,7 +93,10 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
                     result = {"status": "compile_failed", "error": failure[:2000]}
                 else:
                     task = {"op": op, "problem": problem.to_dict(), "instance": inst.name, "warmup": warmup, "rep": rep}
-                    result = worker.run(task, timeout_s)
+                    try:
+                        result = worker.run(task, timeout_s)
+                    except RuntimeError as exc:  # the worker cannot start: record it, go on
+                        result = {"status": "launch_failed", "error": str(exc)}
                 row = row_of(problem, inst, fam, result)
                 with lock:
                     ds.append(row)

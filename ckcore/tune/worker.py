@@ -151,9 +151,14 @@ class Worker:
         self.proc.start()
         child.close()
         self.conn = parent
-        if not parent.poll(READY_TIMEOUT_S) or parent.recv() != "ready":
+        try:
+            ready = parent.poll(READY_TIMEOUT_S) and parent.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            code = self.proc.exitcode
             self.stop()
-            raise RuntimeError(f"tune worker for device {self.cfg.get('device')} did not start")
+            raise RuntimeError(f"tune worker for device {self.cfg.get('device')} did not start (exit code {code})")
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -169,7 +174,12 @@ class Worker:
             if self.proc is not None:
                 self.restarts += 1
             self._start()
-        self.conn.send(task)
+        try:
+            self.conn.send(task)
+        except (BrokenPipeError, OSError):
+            self.stop()
+            self.restarts += 1
+            return {"status": "launch_failed", "error": "worker gone before the task was sent; restarted"}
         if not self.conn.poll(timeout_s):  # a hang: kill it, start afresh for the next task
             self.stop()
             self.restarts += 1

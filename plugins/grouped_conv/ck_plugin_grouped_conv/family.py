@@ -162,10 +162,13 @@ class ConvFamily(KernelFamily):
         return {f"{t}_ptr": ptr for t in self.tensors}
 
     def signature(self, key: ConvKey) -> dict[str, str]:
+        """Pointers, then sizes, M or P and strides: 64-bit integers in generic instances (a
+        stride or pixel count may pass 2^31), 32-bit otherwise."""
         sig = self._pointer_args(key)
-        sig.update({n: "i32" for n in _SIZES})
-        sig[self._rows_arg] = "i32"
-        sig.update({n: "i32" for n in (_STRIDES_CL if key.channels_last else _STRIDES_CF)})
+        ints = "i64" if key.access is Access.GENERIC else "i32"
+        sig.update({n: ints for n in _SIZES})
+        sig[self._rows_arg] = ints
+        sig.update({n: ints for n in (_STRIDES_CL if key.channels_last else _STRIDES_CF)})
         sig["UPCAST"] = "constexpr"
         return sig
 
