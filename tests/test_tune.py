@@ -112,3 +112,27 @@ def test_bench_plot_and_profile_rejections(tmp_path, capsys):
     assert main(["profile", "gemm", "--problem", json.dumps(P1), "--warmup", "1", "--rep", "1"]) == 0
     out = capsys.readouterr().out
     assert "rank" in out and "gbps" in out and "rejected" in out
+
+
+def test_max_seconds_stops_early_and_a_rerun_finishes(tmp_path):
+    out = tmp_path / "d.jsonl.gz"
+    first = tune("gemm", [P1, P2], out, kernel_set="faulty_fast", plugin_modules=["ckt_faulty"], progress=False,
+                 max_seconds=0.0)
+    assert first["measured"] == 0 and first["remaining"] == 6
+    second = tune("gemm", [P1, P2], out, kernel_set="faulty_fast", plugin_modules=["ckt_faulty"], progress=False)
+    assert second["measured"] == 6 and second["remaining"] == 0
+
+
+def test_compact_keeps_rows_and_refuses_a_damaged_tail(tmp_path):
+    ds = Dataset(tmp_path / "d.jsonl.gz")
+    for i in range(50):
+        ds.append({"i": i})
+    size = ds.path.stat().st_size
+    ds.compact()
+    assert [r["i"] for r in ds.rows()] == list(range(50)) and ds.path.stat().st_size < size
+    with open(ds.path, "ab") as f:
+        f.write(b"\x1f\x8b\x08 cut short")
+    ds.compact()  # a damaged tail is left for repair(), nothing is dropped
+    assert ds.repair() == len(b"\x1f\x8b\x08 cut short")
+    ds.append({"i": 50})
+    assert [r["i"] for r in ds.rows()] == list(range(51))

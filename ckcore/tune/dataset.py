@@ -155,6 +155,8 @@ class Dataset:
     def compact(self) -> None:
         """Rewrite the complete rows as one gzip member (much smaller than one member per row),
         atomically; later appends add members after it."""
+        if not self.path.exists():
+            return
         with self._lock():
             rows, end = self._scan()
             if end != self.path.stat().st_size:
