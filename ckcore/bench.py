@@ -19,7 +19,7 @@ from .dispatch import launch
 from .measure import compare_tensors, device_of, environment, poisoned_output, time_ms
 from .registry import Registry
 
-__all__ = ["read_suite", "bench_problem", "summarize", "geomean"]
+__all__ = ["read_suite", "problem_fields", "bench_problem", "summarize", "geomean"]
 
 
 def read_suite(path: str | Path, op: str, aliases: tuple[str, ...] = ()) -> list[dict]:
@@ -33,6 +33,11 @@ def read_suite(path: str | Path, op: str, aliases: tuple[str, ...] = ()) -> list
             if row.get("op", op) in accepted:
                 rows.append(row)
     return rows
+
+
+def problem_fields(row: dict) -> dict:
+    """A problem's fields from a suite line (its ``op`` and ``name`` dropped)."""
+    return {k: v for k, v in row.items() if k not in ("op", "name")}
 
 
 def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool, seed: int = 0,
@@ -103,7 +108,7 @@ def run_suite(registry: Registry, op: str, rows: list[dict], *, interpret: bool,
     """Yield the environment record, then one result per row."""
     yield {"kind": "env", **environment(interpret), "arch": registry.arch.arch, "heuristic": registry.settings.heuristic}
     for row in rows:
-        fields = {k: v for k, v in row.items() if k not in ("op", "name")}
+        fields = problem_fields(row)
         result = bench_problem(registry, op, fields, interpret=interpret, **kw)
         result["name"] = row.get("name")
         yield result

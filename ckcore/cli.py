@@ -22,12 +22,9 @@ def _json_arg(text: str) -> dict:
                       '\'{"M": 128, "N": 256, "K": 64, "dtype": "bf16", "layout": "rcr"}\'') from None
     if not isinstance(value, dict):
         raise CkError(f"--problem must be a JSON object, got {type(value).__name__}")
-    return _fields(value)
+    from .bench import problem_fields
 
-
-def _fields(row: dict) -> dict:
-    """A problem's fields from a suite line or --problem object (its ``op`` and ``name`` dropped)."""
-    return {k: v for k, v in row.items() if k not in ("op", "name")}
+    return problem_fields(value)
 
 
 def _registry(args, op: str | None = None):
@@ -214,7 +211,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .bench import read_suite
+    from .bench import problem_fields, read_suite
     from .tune import describe, generate_problems, tune
 
     if args.describe:
@@ -229,7 +226,7 @@ def cmd_tune(args) -> int:
     spec = make_registry({"op": args.op, "kernel_set": args.set, "arch": args.arch,
                           "plugin_modules": args.plugin_module}).catalog.op(args.op)
     if args.suite:
-        problems = [spec.problem(**_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
+        problems = [spec.problem(**problem_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
     else:
         problems = generate_problems(spec, args.generate, args.seed)
     devices = [int(d) for d in args.devices.split(",")] if args.devices else None

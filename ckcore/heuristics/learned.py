@@ -22,18 +22,25 @@ from ..keys import ProblemBase
 from . import Candidate, Ranked
 from .rules import RulesHeuristic
 
-__all__ = ["pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model"]
+__all__ = ["problem_features", "pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model"]
 
 
 class ModelMismatch(PluginError):
     """A selection model's feature list does not match the features the installed plugins produce."""
 
 
-def pair_features(operator, family, problem, key, arch: ArchSpec, device: DeviceSpec) -> dict[str, float]:
-    """All features of one (problem, instance) pair: ``p_*`` (the op's problem features),
-    ``k_*`` (the family's kernel features), ``x_*`` (the family's pair features and the log of
-    the ``rules`` estimate) and ``fam_<family>`` = 1."""
-    out = {f"p_{k}": float(v) for k, v in operator.features(problem).items()}
+def problem_features(operator, problem) -> dict[str, float]:
+    """The op's problem features, prefixed ``p_`` (the same for every candidate)."""
+    return {f"p_{k}": float(v) for k, v in operator.features(problem).items()}
+
+
+def pair_features(operator, family, problem, key, arch: ArchSpec, device: DeviceSpec,
+                  p_features: dict[str, float] | None = None) -> dict[str, float]:
+    """All features of one (problem, instance) pair: ``p_*`` (the op's problem features; pass
+    ``p_features`` from :func:`problem_features` to reuse them across candidates), ``k_*`` (the
+    family's kernel features), ``x_*`` (the family's pair features and the log of the ``rules``
+    estimate) and ``fam_<family>`` = 1."""
+    out = dict(p_features if p_features is not None else problem_features(operator, problem))
     out.update({f"k_{k}": float(v) for k, v in family.features(key).items()})
     out.update({f"x_{k}": float(v) for k, v in family.pair_features(key, problem, arch).items()})
     out["x_rules_log_ms"] = math.log(max(family.estimate_ms(key, problem, arch, device), 1e-6))
@@ -99,6 +106,7 @@ class LightGBMHeuristic:
     def __init__(self):
         self._models: dict[tuple[str, str], tuple[Model | None, str]] = {}
         self._checked: dict[tuple[tuple[str, str], str], str | None] = {}
+        self._probes: dict[tuple[str, str], Any] = {}  # a generated problem per (op, arch)
         self._lock = threading.Lock()
         self._rules = RulesHeuristic()
 
@@ -132,10 +140,11 @@ class LightGBMHeuristic:
         if model is None:
             return None, f"no lightgbm model for {operator.name}/{arch.arch} in {package}"
         try:
-            self._probe = operator.problem(**operator.generate(np.random.default_rng(0)))
+            self._probes[(operator.name, arch.arch)] = probe = operator.problem(
+                **operator.generate(np.random.default_rng(0)))
         except NotImplementedError:
             return model, "lightgbm (features not checked: the op has no problem generator)"
-        produced = {f"p_{k}" for k in operator.features(self._probe)}
+        produced = set(problem_features(operator, probe))
         try:
             model.check_features(produced, exact_prefix="p_")
         except ModelMismatch as exc:
@@ -144,7 +153,7 @@ class LightGBMHeuristic:
 
     def _check_family(self, model, operator, fam, arch, device) -> str | None:
         """Why ``fam``'s features do not match the model, or None."""
-        probe = getattr(self, "_probe", None)
+        probe = self._probes.get((operator.name, arch.arch))
         keys = fam.kernel_sets().get("default", lambda a: [])(arch)
         if probe is None or not keys:
             return None
@@ -169,7 +178,8 @@ class LightGBMHeuristic:
             ranked = self._rules.rank(problem, candidates, arch, device)
             why = f"the {operator.name}/{arch.arch} model has no data for families {', '.join(unseen)}"
             return [Ranked(r.instance, r.score, f"{r.note}; rules fallback: {why}") for r in ranked]
-        rows = [pair_features(operator, c.family, problem, c.instance.key, arch, device) for c in candidates]
+        p_feats = problem_features(operator, problem)
+        rows = [pair_features(operator, c.family, problem, c.instance.key, arch, device, p_feats) for c in candidates]
         pred = np.exp(model.predict_log_ms(rows))
         scored = [Ranked(c.instance, float(ms), "predicted ms (lightgbm)") for c, ms in zip(candidates, pred)]
         return sorted(scored, key=lambda r: (r.score, r.instance.name))

@@ -35,11 +35,11 @@ def make_registry(cfg: dict[str, Any]):
 def _inputs(reg, spec, problem, interpret: bool):
     """(tensors, reference) for ``problem``: NumPy float64 reference in the interpreter, a
     float32 recomputation by the torch path on the GPU."""
-    import numpy as np
-
     if interpret:
-        arrays = spec.random_inputs(problem, np.random.default_rng(0))
-        return spec.to_torch(problem, arrays, "cpu"), spec.reference(problem, arrays)
+        from ..measure import inputs_for
+
+        arrays, tensors = inputs_for(reg, spec.name, problem, 0, interpret=True)
+        return tensors, spec.reference(problem, arrays)
     from ..bench import fp32_recompute
 
     tensors = spec.random_tensors(problem, 0, "cuda")
@@ -51,7 +51,7 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     measurement fields of a dataset row (status, error, times, max_abs_err)."""
     from ..dispatch import launch
     from ..errors import CompileError
-    from ..measure import compare, compare_tensors
+    from ..measure import compare, compare_tensors, poisoned_output
 
     interpret = reg.interpret
     spec = reg.catalog.op(task["op"])
@@ -61,9 +61,7 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
         cache["name"] = problem.name
         cache["tensors"], cache["ref"] = _inputs(reg, spec, problem, interpret)
     tensors, ref = dict(cache["tensors"]), cache["ref"]
-    out = spec.empty_output(problem, tensors[spec.inputs[0]])
-    out.fill_(float("nan"))
-    tensors[spec.output] = out
+    tensors[spec.output] = poisoned_output(reg, task["op"], problem, tensors)
     inst = reg.instances[task["instance"]]
     result: dict[str, Any] = {"status": "ok", "error": None, "time_ms": None, "time_ms_p20": None,
                               "time_ms_p80": None, "max_abs_err": None}
