@@ -101,7 +101,7 @@ class ConvOperator(Operator):
         if ndim not in (1, 2, 3):
             raise UnsupportedProblem(f"{x_name}.dim", image.dim(), "3, 4 or 5 (N, C, *spatial)", op=self.name)
 
-        def per_dim(field, value, default):
+        def per_dim(value, default):
             value = default if value is None else value
             return (value,) * ndim if isinstance(value, int) else tuple(value)
 
@@ -124,7 +124,7 @@ class ConvOperator(Operator):
             x, packed_strides(tuple(x.shape), False))
         problem = self.problem(
             ndim=ndim, N=x.shape[0], G=groups, C=x.shape[1], K=K, spatial=tuple(x.shape[2:]), filter=filt,
-            stride=per_dim("stride", stride, 1), pad=per_dim("pad", pad, 0), dilation=per_dim("dilation", dilation, 1),
+            stride=per_dim(stride, 1), pad=per_dim(pad, 0), dilation=per_dim(dilation, 1),
             dtype=dtype, layout=ConvLayout.of(ndim, channels_last),
             ptr_align=min(_ptr_align(t) for t in tensors.values() if t is not None))
         self.check_tensors(problem, tensors)
