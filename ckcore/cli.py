@@ -225,10 +225,11 @@ def cmd_tune(args) -> int:
 
     spec = make_registry({"op": args.op, "kernel_set": args.set, "arch": args.arch,
                           "plugin_modules": args.plugin_module}).catalog.op(args.op)
+    problems = []
+    if args.generate:
+        problems += generate_problems(spec, args.generate, args.seed)
     if args.suite:
-        problems = [spec.problem(**problem_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
-    else:
-        problems = generate_problems(spec, args.generate, args.seed)
+        problems += [spec.problem(**problem_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
     devices = [int(d) for d in args.devices.split(",")] if args.devices else None
     summary = tune(args.op, problems, args.out or f"tune_{args.op}.jsonl.gz", kernel_set=args.set, arch=args.arch,
                    devices=devices, timeout_s=args.timeout, warmup=args.warmup, rep=args.rep,
@@ -317,16 +318,15 @@ def build_parser() -> argparse.ArgumentParser:
     be.add_argument("--rep", type=int, default=100)
     be.add_argument("--plot", default=None, help="write a PNG of per-problem speedups (matplotlib)")
     t = add("tune", cmd_tune, "measure every supporting instance on many problems into a dataset")
-    src = t.add_mutually_exclusive_group()
-    src.add_argument("--suite", default=None, help="JSON-lines problems (a suite)")
-    src.add_argument("--generate", type=int, default=None, metavar="N", help="N generated problems")
-    src.add_argument("--describe", default=None, metavar="DATASET", help="describe a dataset and exit")
+    t.add_argument("--suite", default=None, help="JSON-lines problems (a suite)")
+    t.add_argument("--generate", type=int, default=None, metavar="N", help="N generated problems (with --suite: both)")
+    t.add_argument("--describe", default=None, metavar="DATASET", help="describe a dataset and exit")
     t.add_argument("--seed", type=int, default=0, help="generator seed")
     t.add_argument("--out", default=None, help="dataset (.jsonl.gz; default tune_<op>.jsonl.gz); appended to")
     t.add_argument("--devices", default=None, help="GPU indices, e.g. 0,1 (one worker each)")
     t.add_argument("--timeout", type=float, default=60.0, help="seconds per measurement before a hang is declared")
-    t.add_argument("--warmup", type=int, default=10)
-    t.add_argument("--rep", type=int, default=50)
+    t.add_argument("--warmup", type=int, default=2, help="do_bench warm-up budget, ms")
+    t.add_argument("--rep", type=int, default=10, help="do_bench timing budget, ms (median and p20/p80 of the samples)")
     t.add_argument("--max-seconds", type=float, default=None, help="stop after this long; rerun to resume")
     t.add_argument("--plugin-module", action="append", default=[], help="extra hook module to register")
     t.add_argument("--plugin-path", action="append", default=[], help="folder to put on sys.path for --plugin-module")

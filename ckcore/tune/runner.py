@@ -22,7 +22,7 @@ def _floats(features: dict) -> dict[str, float]:
 
 def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str | None = None,
          arch: str | None = None, devices: Sequence[int | None] | None = None, timeout_s: float = 60.0,
-         warmup: int = 10, rep: int = 50, plugin_modules: Sequence[str] = (), progress: bool = True,
+         warmup: int = 2, rep: int = 10, plugin_modules: Sequence[str] = (), progress: bool = True,
          max_seconds: float | None = None) -> dict[str, Any]:
     """Measure every instance of ``kernel_set`` that supports each of ``problems`` (field
     dicts) and append one row per pair to the dataset ``out``. Returns counts per status.
@@ -46,9 +46,11 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     ds = Dataset(out)
     ds.repair()  # a previous run killed mid-write leaves half a row: drop it before appending
     done = ds.done(prov_id)
+    # one task per problem: a worker measures all of a problem's pairs with the same inputs
     todo, skipped, counts = [], 0, {}
     for fields in problems:
         problem = spec.problem(**fields)
+        pairs = []
         for inst in reg.of_op(op):
             fam = reg.family(inst)
             if fam.supports(inst.key, problem) is not None:
@@ -56,7 +58,10 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
             if (op, problem.name, inst.name) in done:
                 skipped += 1
                 continue
-            todo.append((problem, inst, fam))
+            pairs.append((inst, fam))
+        if pairs:
+            todo.append((problem, pairs))
+    total = sum(len(pairs) for _, pairs in todo)
     lock = threading.Lock()
     tasks: queue.Queue = queue.Queue()
     for item in todo:
@@ -65,7 +70,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(todo), desc=f"tune {op}", unit="pair")
+        bar = tqdm(total=total, desc=f"tune {op}", unit="pair")
 
     def row_of(problem, inst, fam, result) -> dict[str, Any]:
         ok = result["status"] == "ok"
@@ -78,33 +83,40 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
                 "gbps": spec.min_bytes(problem) / ms / 1e6 if ok else None,
                 "max_abs_err": result.get("max_abs_err"), "provenance": prov, "provenance_id": prov_id}
 
+    def out_of_time() -> bool:
+        return max_seconds is not None and time.monotonic() - started > max_seconds
+
     def serve(device):
         worker = Worker({**cfg, "device": device})
         try:
-            while True:
-                if max_seconds is not None and time.monotonic() - started > max_seconds:
-                    return
+            while not out_of_time():
                 try:
-                    problem, inst, fam = tasks.get_nowait()
+                    problem, pairs = tasks.get_nowait()
                 except queue.Empty:
                     return
-                failure = reg.compile_failure(inst.name)
-                if failure:
-                    result = {"status": "compile_failed", "error": failure[:2000]}
-                else:
-                    task = {"op": op, "problem": problem.to_dict(), "instance": inst.name, "warmup": warmup, "rep": rep}
-                    try:
-                        result = worker.run(task, timeout_s)
-                    except RuntimeError as exc:  # the worker cannot start: record it, go on
-                        result = {"status": "launch_failed", "error": str(exc)}
-                row = row_of(problem, inst, fam, result)
-                with lock:
-                    ds.append(row)
-                    counts[row["status"]] = counts.get(row["status"], 0) + 1
-                    if bar is not None:
-                        bar.update(1)
+                for inst, fam in pairs:
+                    if out_of_time():
+                        return
+                    measure(worker, problem, inst, fam)
         finally:
             worker.stop()
+
+    def measure(worker, problem, inst, fam) -> None:
+        failure = reg.compile_failure(inst.name)
+        if failure:
+            result = {"status": "compile_failed", "error": failure[:2000]}
+        else:
+            task = {"op": op, "problem": problem.to_dict(), "instance": inst.name, "warmup": warmup, "rep": rep}
+            try:
+                result = worker.run(task, timeout_s)
+            except RuntimeError as exc:  # the worker cannot start: record it, go on
+                result = {"status": "launch_failed", "error": str(exc)}
+        row = row_of(problem, inst, fam, result)
+        with lock:
+            ds.append(row)
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+            if bar is not None:
+                bar.update(1)
 
     threads = [threading.Thread(target=serve, args=(d,), daemon=True) for d in devices]
     for t in threads:
@@ -114,6 +126,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     if bar is not None:
         bar.close()
     ds.compact()
-    return {"op": op, "dataset": str(out), "measured": sum(counts.values()), "remaining": tasks.qsize(),
+    measured = sum(counts.values())
+    return {"op": op, "dataset": str(out), "measured": measured, "remaining": total - measured,
             "skipped": skipped, "status": counts,
             "provenance_id": prov_id}

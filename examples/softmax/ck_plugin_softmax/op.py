@@ -83,6 +83,18 @@ class SoftmaxOperator(Operator):
         return {DType.FP32: Tolerance(1e-7, 1e-5), DType.FP16: Tolerance(1e-5, 2 * 2**-10),
                 DType.BF16: Tolerance(1e-5, 2 * 2**-7)}[p.dtype]
 
+    def generate(self, rng: np.random.Generator) -> dict[str, Any]:
+        """Tune problems: rows log-uniform 1-65536, cols log-uniform 16-65536 (half of them
+        multiples of 64, the rest odd sizes too), at most 2^28 elements; bf16 60%, fp16 20%, fp32 20%."""
+        def size(lo, hi):
+            v = int(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+            return max(lo, v - v % 64) if rng.random() < 0.5 else v
+
+        rows, cols = size(1, 65536), size(16, 65536)
+        rows = max(1, min(rows, 2**28 // cols))
+        dtype = rng.choice(["bf16", "fp16", "fp32"], p=[0.6, 0.2, 0.2])
+        return {"rows": rows, "cols": cols, "dtype": str(dtype)}
+
     def torch_baseline(self, p: SoftmaxProblem, tensors):
         """``torch.softmax(x, dim=-1)``."""
         import torch
