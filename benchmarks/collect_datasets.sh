@@ -4,7 +4,8 @@
 # measures 300 generated problems (seed 0) plus its public suite, for at most MAX seconds, on every
 # visible GPU (one worker each). Rerun (after committing DEST's files back into
 # benchmarks/datasets/) until every summary says "remaining": 0.
-# usage: DEST=$OUT MAX=100 bash benchmarks/collect_datasets.sh [OPS...]
+# Progress logs go to LOGS (default DEST); lock files are removed at the end.
+# usage: DEST=$OUT/datasets LOGS=/tmp MAX=100 bash benchmarks/collect_datasets.sh [OPS...]
 set -u
 dest=${DEST:-benchmarks/datasets}
 mkdir -p "$dest" benchmarks/datasets
@@ -19,5 +20,6 @@ for op in $ops; do
   out="$dest/${op}_h200.jsonl.gz"
   [ "$dest" != benchmarks/datasets ] && [ -f "benchmarks/datasets/${op}_h200.jsonl.gz" ] && cp "benchmarks/datasets/${op}_h200.jsonl.gz" "$out"
   ckcore tune $op --generate 300 --seed 0 --suite $suite --out "$out" --devices "$devices" \
-    --max-seconds ${MAX:-100} 2>"$dest/${op}_tune.log" | tail -1
+    --max-seconds ${MAX:-100} 2>"${LOGS:-$dest}/${op}_tune.log" | tail -1
 done
+rm -f "$dest"/*.lock

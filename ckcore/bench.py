@@ -72,19 +72,22 @@ def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool,
 
 def fp32_recompute(spec, problem, tensors):
     """The op computed by its torch path on float32 copies of ``tensors`` with TF32 disabled:
-    the reference for large problems, where the NumPy float64 one is too slow."""
+    the reference for large problems, where the NumPy float64 one is too slow. cuDNN's
+    algorithm search (``cudnn.benchmark``) is off for it: a one-off run needs no search."""
     import attrs
     import torch
 
     fp32 = attrs.evolve(problem, dtype="fp32") if attrs.has(type(problem)) and hasattr(problem, "dtype") else problem
     inputs = {n: tensors[n].float() for n in spec.inputs}
     inputs[spec.output] = spec.empty_output(fp32, inputs[spec.inputs[0]])
-    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    flags = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark)
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     try:
-        return spec.torch_baseline(fp32, inputs)()
+        run = spec.torch_baseline(fp32, inputs)
+        torch.backends.cudnn.benchmark = False
+        return run()
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = flags
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = flags
 
 
 def geomean(values) -> float:

@@ -95,7 +95,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
     for name, nbytes in plan.workspaces.items():
-        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.name}/{name}")
+        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.family}/{name}")
     args = plan.family.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
     grid = plan.grid
     if interpret:

@@ -1,10 +1,12 @@
 """Scratch memory for kernels that need it (split-K partial tiles, arrival counters...).
 
 ckcore allocates workspaces, never the caller: one zero-initialised buffer per (device, stream,
-instance), grown on demand and reused by later launches of that instance on that stream (stream
-order makes reuse safe). Dispatches on different streams never share one, and no two instances
-share one, so each kernel sees only the state it left. A kernel must leave every byte it relies
-on being zero (counters, atomic accumulators) at zero when it finishes.
+owner), grown on demand and reused by later launches on that stream (stream order makes reuse
+safe). The owner is the kernel family and the workspace's name (e.g. ``gemm_splitk/partials``):
+the instances of a family share it, so memory stays bounded by the largest launch rather than
+growing with every instance measured. Dispatches on different streams never share one. A kernel
+must leave every byte it relies on being zero (counters, atomic accumulators) at zero when it
+finishes, so that any instance of its family finds them zero.
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ class Workspaces:
 
     def get(self, device, nbytes: int, owner: str):
         """A uint8 tensor of at least ``nbytes`` bytes on ``device`` for the current stream and
-        the instance ``owner`` (zeroed when first allocated)."""
+        ``owner`` (zeroed when allocated; a larger request replaces the buffer)."""
         import torch
 
         key = (*self._stream_key(device), owner)
         with self._lock:
             buf = self._buffers.get(key)
             if buf is None or buf.numel() < nbytes:
-                size = max(nbytes, 2 * buf.numel() if buf is not None else 0, 1 << 16)
-                buf = torch.zeros(size, dtype=torch.uint8, device=device)
+                self._buffers.pop(key, None)
+                del buf  # freed on this stream before the larger one is taken
+                buf = torch.zeros(max(nbytes, 1 << 16), dtype=torch.uint8, device=device)
                 self._buffers[key] = buf
             return buf

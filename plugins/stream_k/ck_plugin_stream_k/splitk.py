@@ -76,11 +76,13 @@ class SplitKGemm(TiledGemm):
         return key.deterministic
 
     def workspaces(self, key: SplitKKey, p: GemmProblem) -> dict[str, int]:
-        """``partials``: fp32 tiles, one per (tile, split) (deterministic) or one per tile
-        (atomic accumulator, left zeroed); ``counters``: one int32 arrival count per tile, left
-        at zero. Both are indexed by tile, so any problem finds them in a consistent state."""
-        partials = key.split_k if key.deterministic else 1
-        return {"partials": _tiles(key, p) * partials * key.block_m * key.block_n * 4, "counters": 4 * _tiles(key, p)}
+        """``partials``: fp32 tiles, one per (tile, split) (deterministic; scratch) or
+        ``accumulator``: one fp32 tile per tile (atomic; left zeroed); ``counters``: one int32
+        arrival count per tile, left at zero. All are indexed by tile, so any instance of the
+        family and any problem find them in a consistent state."""
+        tile_bytes = _tiles(key, p) * key.block_m * key.block_n * 4
+        fp32 = {"partials": tile_bytes * key.split_k} if key.deterministic else {"accumulator": tile_bytes}
+        return {**fp32, "counters": 4 * _tiles(key, p)}
 
     def signature(self, key: SplitKKey) -> dict[str, str]:
         ptr = f"*{key.dtype.triton}"
@@ -98,7 +100,7 @@ class SplitKGemm(TiledGemm):
     def launch_args(self, key: SplitKKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         import torch
 
-        partial = tensors["workspace_partials"].view(torch.float32)
+        partial = tensors["workspace_partials" if key.deterministic else "workspace_accumulator"].view(torch.float32)
         locks = tensors["workspace_counters"].view(torch.int32)
         upcast = interpret and key.dtype is DType.BF16
         return (tensors["a"], tensors["b"], tensors["c"], partial, locks, p.M, p.N, p.K, p.lda, p.ldb, p.ldc, upcast)
