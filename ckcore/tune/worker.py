@@ -13,6 +13,7 @@ from typing import Any
 __all__ = ["Worker", "make_registry", "measure_one"]
 
 READY_TIMEOUT_S = 300.0
+PRUNE_RATIO = 10.0
 
 
 def make_registry(cfg: dict[str, Any]):
@@ -93,18 +94,21 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     result["max_abs_err"] = check.max_abs_err
     if not check.passed:
         return {**result, "status": "wrong_result", "error": f"max abs error {check.max_abs_err:.4g} beyond tolerance"}
-    times = _times(run, interpret, task.get("warmup", 10), task.get("rep", 50))
+    times = _times(run, interpret, task.get("warmup", 10), task.get("rep", 50), cache.get("best"))
+    cache["best"] = min(times[len(times) // 2], cache.get("best", float("inf")))
     times.sort()
     q = lambda f: times[min(len(times) - 1, int(f * len(times)))]  # noqa: E731
     return {**result, "time_ms": q(0.5), "time_ms_p20": q(0.2), "time_ms_p80": q(0.8)}
 
 
-def _times(run, interpret: bool, warmup: float, rep: float) -> list[float]:
+def _times(run, interpret: bool, warmup: float, rep: float, best: float | None = None) -> list[float]:
     """Per-run times in ms. On the GPU: CUDA events around each run, L2 flushed before each
     (as ``triton.testing.do_bench`` does); one run estimates the time, then runs worth about
     ``warmup`` ms warm up and runs worth about ``rep`` ms are timed, at least 3 and at most 200
-    (a slow instance on a large problem costs a few runs, not a fixed budget of them). In the
-    interpreter, three timed runs."""
+    (a slow instance on a large problem costs a few runs, not a fixed budget of them). An
+    instance whose estimate is over ``PRUNE_RATIO`` times ``best`` (the fastest median so far on
+    this problem) keeps that one sample: it cannot be the oracle, and on large problems such
+    instances took most of the tune time. In the interpreter, three timed runs."""
     if interpret:
         import time
 
@@ -128,7 +132,10 @@ def _times(run, interpret: bool, warmup: float, rep: float) -> list[float]:
         torch.cuda.synchronize()
         return [start.elapsed_time(end) for start, end in events]
 
-    estimate = max(timed(1)[0], 1e-3)
+    first = timed(1)
+    if best is not None and first[0] > PRUNE_RATIO * best:
+        return first
+    estimate = max(first[0], 1e-3)
     for _ in range(min(20, int(warmup / estimate))):
         run()
     return timed(max(3, min(200, int(rep / estimate))))
