@@ -35,16 +35,16 @@ def make_registry(cfg: dict[str, Any]):
 
 def _inputs(reg, spec, problem, interpret: bool):
     """(tensors, reference) for ``problem``: NumPy float64 reference in the interpreter, a
-    float32 recomputation by the torch path on the GPU."""
+    float64 recomputation by the torch path on the GPU."""
     if interpret:
         from ..measure import inputs_for
 
         arrays, tensors = inputs_for(reg, spec.name, problem, 0, interpret=True)
         return tensors, spec.reference(problem, arrays)
-    from ..bench import fp32_recompute
+    from ..bench import float64_recompute
 
     tensors = spec.random_tensors(problem, 0, "cuda")
-    return tensors, fp32_recompute(spec, problem, tensors)
+    return tensors, float64_recompute(spec, problem, tensors)
 
 
 def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:

@@ -44,6 +44,13 @@ class SplitKKey(GemmKey):
 _CFG_16BIT = [(16, 64, 128, 4, 4), (32, 64, 128, 4, 4), (64, 64, 64, 4, 4), (64, 128, 64, 4, 4)]
 _CFG_FP32 = [(16, 64, 64, 4, 3), (32, 64, 64, 4, 3), (64, 64, 32, 4, 3)]
 _SPLITS = (2, 4, 8)
+# No atomic variant of this config: on an H200 its atomic instance returned wrong results (max
+# abs error 45-157) on 7 of 52 tune problems with M*N >= 2^25 (M=10608 N=24576 K=1536, ...),
+# with and without a CTA barrier before the arrival, while every other atomic config and its own
+# deterministic variants were right on the same problems (benchmarks/datasets/gemm_h200.jsonl.gz).
+# Cause not established (its epilogue converts the accumulator's layout through shared memory
+# after a 4-stage pipeline whose split may run a single K step); left out until found.
+_NO_ATOMIC = {(64, 64, 64, 4, 4)}
 
 
 def _tiles(key: SplitKKey, p: GemmProblem) -> int:
@@ -114,8 +121,9 @@ class SplitKGemm(TiledGemm):
                         for split in _SPLITS:
                             keys.append(SplitKKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk,
                                                   num_warps=w, num_stages=s, split_k=split))
-                        keys.append(SplitKKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk,
-                                              num_warps=w, num_stages=s, split_k=4, deterministic=False))
+                        if (bm, bn, bk, w, s) not in _NO_ATOMIC:
+                            keys.append(SplitKKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk,
+                                                  num_warps=w, num_stages=s, split_k=4, deterministic=False))
             return [k for k in keys if not self.check(k, arch)]
 
         return {"default": default, "full": default}
