@@ -240,7 +240,10 @@ class Registry:
         if not cands:
             raise NoKernelFound(problem.op, problem.name, rejected)
         heuristic = get_heuristic(self.settings.heuristic)
-        ranked = tuple(heuristic.rank(problem, cands, self.arch, self.device))
+        if getattr(heuristic, "uses_registry", False):  # e.g. autotune, which measures
+            ranked = tuple(heuristic.rank(problem, cands, self.arch, self.device, registry=self))
+        else:
+            ranked = tuple(heuristic.rank(problem, cands, self.arch, self.device))
         best = ranked[0]
         reason = (f"{heuristic.name}: best score {best.score:.4g} ({best.note}) of {len(ranked)} supporting "
                   f"instances; {len(rejected)} rejected")

@@ -33,7 +33,8 @@ class Settings:
     :ivar plugins: ``CKCORE_PLUGINS``: comma-separated allow-list of plugin (entry-point) names;
         unset means all installed plugins.
     :ivar disabled_plugins: ``CKCORE_DISABLE_PLUGINS``: comma-separated block-list.
-    :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules`` or ``lightgbm``; default ``rules``).
+    :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules``, ``lightgbm`` or
+        ``autotune``; default ``rules``).
     :ivar compiler: ``CKCORE_COMPILER``: compiler driver (default ``triton``).
     :ivar arch: ``CKCORE_ARCH``: target arch (``sm_90``...) overriding detection.
     :ivar kernel_set: ``CKCORE_KERNEL_SET``: kernel set that dispatch declares (default ``default``).
@@ -41,6 +42,8 @@ class Settings:
     :ivar workers: ``CKCORE_BUILD_WORKERS``: default parallel compile workers (default: CPU count).
     :ivar deterministic: ``CKCORE_DETERMINISTIC``: select only run-to-run bitwise reproducible
         kernels (default on; ``0`` also allows atomic, order-dependent ones).
+    :ivar autotune_top_k: ``CKCORE_AUTOTUNE_TOP_K``: candidates the ``autotune`` heuristic
+        measures per problem (default 5).
     """
 
     cache_dir: Path | None = None
@@ -53,6 +56,7 @@ class Settings:
     interpret: bool = False
     workers: int | None = None
     deterministic: bool = True
+    autotune_top_k: int = 5
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -71,6 +75,7 @@ class Settings:
             interpret=_truthy(env.get("CKCORE_INTERPRET")),
             workers=int(workers) if workers else None,
             deterministic=(env.get("CKCORE_DETERMINISTIC") or "1").strip().lower() not in {"0", "false", "no", "off"},
+            autotune_top_k=int(env.get("CKCORE_AUTOTUNE_TOP_K") or 5),
         )
 
     def resolved_cache_dir(self) -> Path:
@@ -94,4 +99,5 @@ ENV_VARS = {
     "CKCORE_INTERPRET": "interpret",
     "CKCORE_BUILD_WORKERS": "workers",
     "CKCORE_DETERMINISTIC": "deterministic",
+    "CKCORE_AUTOTUNE_TOP_K": "autotune_top_k",
 }

@@ -25,6 +25,9 @@ from .rules import RulesHeuristic
 __all__ = ["problem_features", "pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model"]
 
 
+RESIDUAL_TARGET = "log_ms_over_rules"
+
+
 class ModelMismatch(PluginError):
     """A selection model's feature list does not match the features the installed plugins produce."""
 
@@ -68,7 +71,14 @@ class Model:
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
 
     def predict_log_ms(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
-        return self.booster.predict(feature_matrix(rows, self.features), num_threads=1)
+        """Predicted log run time (ms) of each feature row. A model whose metadata says
+        ``"target": "log_ms_over_rules"`` predicts the log of measured / ``rules`` estimate, and
+        the estimate (feature ``x_rules_log_ms``) is added back."""
+        x = feature_matrix(rows, self.features)
+        out = self.booster.predict(x, num_threads=1)
+        if self.meta.get("target") == RESIDUAL_TARGET:
+            out = out + x[:, self.features.index("x_rules_log_ms")]
+        return out
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
         """``produced``: features a plugin produces. :raises ModelMismatch: one of them is not

@@ -39,6 +39,8 @@ COLUMNS: dict[str, str] = {
     "time_ms": "median run time in ms (null unless ok)",
     "time_ms_p20": "20th percentile of run time in ms (null unless ok)",
     "time_ms_p80": "80th percentile of run time in ms (null unless ok)",
+    "samples": "timed runs behind the median (null unless ok; absent from rows written before it was added, "
+               "where p20 == p80 == median marks a single sample)",
     "tflops": "op FLOPs / median time, TFLOP/s (null unless ok)",
     "gbps": "op minimum bytes / median time, GB/s (null unless ok)",
     "max_abs_err": "largest error against the reference in the one validation run (null if not run)",

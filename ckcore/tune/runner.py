@@ -79,6 +79,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
                 "problem_features": _floats(spec.features(problem)), "instance": inst.name, "family": inst.family,
                 "kernel_features": _floats(fam.features(inst.key)), "key": inst.key.to_dict(), "status": result["status"], "error": result.get("error"),
                 "time_ms": ms, "time_ms_p20": result.get("time_ms_p20"), "time_ms_p80": result.get("time_ms_p80"),
+                "samples": result.get("samples"),
                 "tflops": spec.flops(problem) / ms / 1e9 if ok else None,
                 "gbps": spec.min_bytes(problem) / ms / 1e6 if ok else None,
                 "max_abs_err": result.get("max_abs_err"), "provenance": prov, "provenance_id": prov_id}

@@ -16,6 +16,7 @@ class SoftmaxOperator(Operator):
 
     name = "softmax"
     problem_cls = SoftmaxProblem
+    models_package = "ck_plugin_softmax"  # models/softmax_sm_90.{txt,json}: `ckcore train softmax`
     inputs = ("x",)
     output = "y"
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
-from ck_plugin_grouped_conv.family import ConvFamily
+from ckcore.features import wave_features
+from ck_plugin_grouped_conv.family import ConvFamily, access_features
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 
@@ -63,8 +64,21 @@ class DwFamily(ConvFamily):
         return estimate_ms(self, key, p, arch, device)
 
     def features(self, key: DwKey) -> dict[str, float]:
+        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one."""
         return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
-                "num_stages": key.num_stages, "aligned": float(key.aligned), "split": float(getattr(key, "split", 1))}
+                "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
+                "multiplier_one": float(key.multiplier_one), **access_features(key)}
+
+    def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves of the grid; padding waste of the pixel and channel tiles."""
+        pixels = p.N * (p.pixels if self.direction == "bwd_data" else p.out_pixels)
+        chans = p.C if self.direction == "bwd_data" else p.K
+        grid = self.grid(key, p)
+        split = getattr(key, "split", 1)
+        return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
+                "pixel_waste": math.ceil(pixels / split / key.block_p) * key.block_p * split / pixels - 1.0,
+                "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
+                "pixels_per_program": pixels / (grid[0] if self.direction != "bwd_weight" else split)}
 
 
 class DwFwd(DwFamily):

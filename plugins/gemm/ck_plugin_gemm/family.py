@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.features import wave_features
 
 from .keys import GemmKey
 from .problem import GemmProblem
@@ -120,13 +121,12 @@ class TiledGemm(KernelFamily):
         return estimate_ms(key, p, arch, device)
 
     def pair_features(self, key: GemmKey, p: GemmProblem, arch: ArchSpec) -> dict[str, float]:
-        """Output tiles, SM waves and the last wave's fill, padding waste of the tiles, K steps."""
-        tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n) * getattr(key, "split_k", 1)
-        waves = tiles / arch.sm_count
+        """Programs, SM waves and the last wave's fill, padding waste of the tiles, K steps."""
+        split = getattr(key, "split_k", 1)
+        tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
         covered = key.block_m * math.ceil(p.M / key.block_m) * key.block_n * math.ceil(p.N / key.block_n)
-        return {"tiles": tiles, "waves": waves, "last_wave_fill": waves - math.floor(waves) if waves % 1 else 1.0,
-                "pad_waste": covered / (p.M * p.N) - 1.0, "k_steps": math.ceil(p.K / key.block_k),
-                "log_flops": math.log(2.0 * p.M * p.N * p.K)}
+        return {**wave_features(tiles * split, arch.sm_count), "pad_waste": covered / (p.M * p.N) - 1.0,
+                "k_steps": math.ceil(p.K / key.block_k / split), "log_flops": math.log(2.0 * p.M * p.N * p.K)}
 
     def features(self, key: GemmKey) -> dict[str, float]:
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "group_m": key.group_m,

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.features import wave_features
 
 from . import rules, sets
 from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
@@ -27,6 +28,11 @@ _SIZES = ("C", "K", "Cg", "Kg", "Cs", "Ks", "D", "H", "W", "Do", "Ho", "Wo", "Z"
           "str_d", "str_h", "str_w", "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w")
 _STRIDES_CL = ("sxn", "sxd", "sxh", "sxw", "swk", "swz", "swy", "swx", "syn", "syd", "syh", "syw")
 _STRIDES_CF = ("sxn", "sxc", "sxd", "sxh", "swk", "swc", "swz", "swy", "syn", "syk", "syd", "syh")
+
+
+def access_features(key) -> dict[str, float]:
+    """One-hot of a key's :class:`Access` (``access_a16``, ``access_i32``, ``access_generic``)."""
+    return {f"access_{a.value}": float(key.access is a) for a in Access}
 
 
 def gemm_shape(direction: str, p: ConvProblem, gpb: int) -> tuple[int, int, int]:
@@ -215,9 +221,28 @@ class ConvFamily(KernelFamily):
         return rules.estimate_ms(self, key, p, arch, device)
 
     def features(self, key: ConvKey) -> dict[str, float]:
+        """Tile sizes, warps, stages, split, the access mode one-hot and the variant flags."""
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k,
                 "groups_per_block": key.groups_per_block, "num_warps": key.num_warps, "num_stages": key.num_stages,
-                "aligned": float(key.aligned), "split_k": float(getattr(key, "split_k", 1))}
+                "split_k": float(getattr(key, "split_k", 1)), "flat": float(getattr(key, "flat", False)),
+                "unit_stride": float(getattr(key, "unit_stride", False)), **access_features(key)}
+
+    def pair_features(self, key: ConvKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves of the grid; the tiles' padding waste (tile area over the
+        implicit GEMM's rows × columns), K steps per program, and the log of the multiply-adds
+        issued (2 · programs · tile · K steps; merged groups' block-diagonal waste included)."""
+        gpb = key.groups_per_block
+        rows, cols, red = gemm_shape(self.direction, p, gpb)
+        split = getattr(key, "split_k", 1)
+        grid = self.grid(key, p)
+        programs = grid[0] * grid[1] * grid[2]
+        k_steps = math.ceil(red / split / key.block_k) if self.direction == "bwd_weight" else \
+            math.ceil(red / key.block_k)
+        covered = rows * cols * math.ceil(p.G / gpb) * split
+        issued = programs * key.block_m * key.block_n * k_steps * key.block_k
+        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
+                "pad_waste": programs * key.block_m * key.block_n / max(covered, 1) - 1.0,
+                "log_issued": math.log(2.0 * issued)}
 
 
 class ConvFwd(ConvFamily):

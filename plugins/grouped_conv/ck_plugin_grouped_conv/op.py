@@ -33,6 +33,7 @@ class ConvOperator(Operator):
     direction: str
     roles: dict[str, str]
     suite_ops = (SUITE_OP,)
+    models_package = "ck_plugin_grouped_conv"
 
     def bench_groups(self):
         """Grouped (G > 1, C/G > 1), dense (G = 1) and depthwise (C/G = 1) rows."""
