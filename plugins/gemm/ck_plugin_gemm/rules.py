@@ -39,18 +39,20 @@ def _tile_efficiency(key: GemmKey, arch: ArchSpec) -> float:
     return eff
 
 
-def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec, split_k: int = 1) -> float:
+def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec, split_k: int = 1,
+                balanced: bool = False) -> float:
     """Estimated run time in ms of ``key`` on ``p`` (see the module docstring). With
     ``split_k > 1`` each tile's K range is shared by that many programs, which also write and
-    read an fp32 partial tile each."""
+    read an fp32 partial tile each. ``balanced``: the work is spread evenly over the SMs
+    (stream-K): the busiest SM gets tiles / SMs, not ⌈tiles / SMs⌉, and every SM is busy."""
     item = p.dtype.itemsize
     peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
     bw = device.mem_bandwidth_gbps * 1e9
     tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n) * split_k
     k_pad = math.ceil(math.ceil(p.K / key.block_k) / split_k) * key.block_k
-    per_sm = math.ceil(tiles / arch.sm_count)
+    per_sm = tiles / arch.sm_count if balanced else math.ceil(tiles / arch.sm_count)
     compute = per_sm * 2.0 * key.block_m * key.block_n * k_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
-    busy = min(tiles, arch.sm_count)
+    busy = arch.sm_count if balanced else min(tiles, arch.sm_count)
     min_bytes = (p.M * p.K + p.K * p.N + p.M * p.N) * item
     if split_k > 1:  # partial tiles written and read back once, in fp32
         min_bytes += 2 * split_k * min(p.M, key.block_m * math.ceil(p.M / key.block_m)) * p.N * 4

@@ -6,5 +6,7 @@ from ckcore import hookimpl
 @hookimpl
 def ck_register_kernel_families(register):
     from .splitk import SplitKGemm
+    from .streamk import StreamKGemm
 
     register(SplitKGemm())
+    register(StreamKGemm())
