@@ -28,8 +28,11 @@ _LARGE_16BIT = {
 }
 _DEFAULT_FP32 = [(128, 128, 32, 8, 3, 8), (64, 128, 32, 4, 3, 8), (64, 64, 32, 4, 3, 8), (32, 64, 64, 4, 3, 8),
                  (16, 64, 64, 4, 3, 8)]
-# Generic instances (no alignment assumptions, 64-bit offsets): a small and a large tile.
-_FALLBACK = [(64, 64, 32, 4, 2, 8), (128, 128, 64, 8, 3, 8)]
+# Generic instances (no alignment assumptions, 64-bit offsets): a small-M, a small and a large
+# tile. The small-M one (added 2026-11-22, not yet measured) is for decode shapes with unaligned
+# K or N, where the tune dataset had only the 64x64 and 128x128 tiles: 0.1-0.85 TB/s at M <= 16
+# (benchmarks/datasets/gemm_h200.jsonl.gz).
+_FALLBACK = [(16, 64, 64, 4, 3, 8), (64, 64, 32, 4, 2, 8), (128, 128, 64, 8, 3, 8)]
 
 
 def _key(dtype, layout, cfg, aligned=True, cls=GemmKey) -> GemmKey:
