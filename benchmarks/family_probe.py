@@ -1,11 +1,13 @@
-"""Stream-K against ckcore's default selection and torch.matmul, per gemm suite row (GPU).
+"""Families of the full set that the default set leaves out (stream-K, GEMV) against ckcore's
+default selection and torch.matmul, per gemm suite row (GPU).
 
 For each row: the instance ckcore selects from the default set (CKCORE_HEURISTIC, e.g. lightgbm)
-and every stream-K instance of the full set that supports it, each validated once against a
-float64 recomputation and timed with do_bench (median, L2 flushed), next to torch.matmul in the
-same process. Writes one JSON line per row and prints a summary (geomean of best stream-K over
-the default pick, and how many rows stream-K wins).
-usage: python benchmarks/streamk_probe.py OUT.jsonl [--suite benchmarks/suites/gemm.jsonl] [--limit N]
+and every instance of the named families (full set) that supports it, each validated once
+against a float64 recomputation and timed with do_bench (median, L2 flushed), next to
+torch.matmul in the same process. Writes one JSON line per row and prints a summary (geomean of
+the best probed instance over the default pick, and how many rows it wins).
+usage: python benchmarks/family_probe.py OUT.jsonl [--families gemm_streamk,gemm_gemv]
+       [--suite benchmarks/suites/gemm.jsonl] [--limit N]
 """
 
 import argparse
@@ -24,14 +26,16 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--suite", default="benchmarks/suites/gemm.jsonl")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--families", default="gemm_streamk,gemm_gemv")
     args = ap.parse_args()
     arch, name = detect()
     base = Registry(arch.arch, settings=Settings.from_env(), device_name=name)  # selects, as users get it
     base.declare("gemm", "default")
     base.build(progress=False)
-    reg = Registry(arch.arch, settings=base.settings, device_name=name)  # the stream-K instances
+    families = set(args.families.split(","))
+    reg = Registry(arch.arch, settings=base.settings, device_name=name)  # the probed instances
     for inst in Registry(arch.arch, settings=base.settings).declare("gemm", "full"):
-        if inst.family == "gemm_streamk":
+        if inst.family in families:
             reg.add(inst.family, inst.key)
     reg.build(progress=False)
     spec = reg.catalog.op("gemm")
@@ -55,17 +59,17 @@ def main():
                 result["times_ms"][n] = time_ms(run, interpret=False)
             a, b = tensors["a"], tensors["b"]
             result["torch_ms"] = time_ms(lambda: a @ b, interpret=False)
-            sk = {n: t for n, t in result["times_ms"].items() if n != default_pick.name and result["checks"][n]}
-            if sk:
-                best = min(sk, key=sk.get)
-                result["best_streamk"] = best
-                ratios.append(result["times_ms"][default_pick.name] / sk[best])
-                wins += sk[best] < result["times_ms"][default_pick.name]
+            probed = {n: t for n, t in result["times_ms"].items() if n != default_pick.name and result["checks"][n]}
+            if probed:
+                best = min(probed, key=probed.get)
+                result["best_probed"] = best
+                ratios.append(result["times_ms"][default_pick.name] / probed[best])
+                wins += probed[best] < result["times_ms"][default_pick.name]
             out.write(json.dumps(result) + "\n")
             out.flush()
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
-    print(json.dumps({"rows": len(rows), "with_streamk": len(ratios), "streamk_wins": wins,
-                      "geomean_default_over_best_streamk": geo,
+    print(json.dumps({"rows": len(rows), "probed_rows": len(ratios), "probed_wins": wins,
+                      "geomean_default_over_best_probed": geo,
                       "all_checks_passed": all(all(json.loads(line)["checks"].values()) for line in open(args.out))}))
 
 
