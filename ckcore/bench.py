@@ -1,8 +1,8 @@
 """``ckcore bench``: ckcore against the PyTorch path (cuBLAS / cuDNN) on a shape suite, in one run.
 
 For every problem of the suite: random inputs, the selected instance and the torch baseline
-each timed with :func:`ckcore.measure.time_ms`; both outputs checked against a float32
-recomputation (the torch path on float32 copies of the inputs with TF32 off) within the op's
+each timed with :func:`ckcore.measure.time_ms`; both outputs checked against a float64
+recomputation (the torch path on float64 copies of the inputs) within the op's
 tolerance (``check``: ckcore's, decides pass/fail; ``torch_check``: the baseline's, recorded:
 with long reductions a vendor kernel's own rounding can exceed it); TFLOP/s and GB/s from the
 op's FLOP and minimum-byte counts. ``speedup`` = torch_ms / ckcore_ms (> 1: ckcore is faster).

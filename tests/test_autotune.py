@@ -55,7 +55,8 @@ def test_persisted_measurements_are_reused_by_a_new_process(monkeypatch):
     calls = _count_measurements(monkeypatch)
     again = _registry()  # a fresh registry: no memoised selection, same cache
     sel = again.select(again.problem("gemm", **P1))
-    assert calls == [] and sel.instance.name == "gemm_faulty_ok"
+    # times and wrong results are reused; a launch that raised may be transient: measured again
+    assert calls == ["gemm_faulty_raise"] and sel.instance.name == "gemm_faulty_ok"
 
 
 def test_an_interrupted_autotune_resumes(monkeypatch):
@@ -71,7 +72,7 @@ def test_an_interrupted_autotune_resumes(monkeypatch):
     assert sorted(calls) == ["gemm_faulty_raise", "gemm_faulty_wrong"]
     assert sel.instance.name == "gemm_faulty_ok" and sel.ranked[0].score == 1.0
     saved = json.loads(store.path.read_text())[key]
-    assert set(saved["errors"]) == {"gemm_faulty_raise", "gemm_faulty_wrong"}
+    assert set(saved["errors"]) == {"gemm_faulty_wrong"}  # the raised launch is not persisted
 
 
 def test_a_damaged_store_is_remeasured_not_fatal():

@@ -29,6 +29,10 @@ from .learned import LightGBMHeuristic
 
 __all__ = ["AutotuneHeuristic", "AutotuneStore"]
 
+#: Failures persisted in the store; others (a launch that raised: out of memory, a broken CUDA
+#: context) are kept for this process's ranking only and measured again by the next process.
+PERSISTENT_FAILURES = ("wrong_result", "compile_failed")
+
 
 class AutotuneStore:
     """The persisted autotune measurements of one (op, arch, device): a JSON object
@@ -96,18 +100,23 @@ class AutotuneHeuristic:
         key = entry_key(problem, candidates)
         with self._lock:
             entry = store.get(key)
+            transient: dict[str, str] = {}
             cache: dict[str, Any] = {}
             for r in top:
                 name = r.instance.name
                 if name in entry["times"] or name in entry["errors"]:
                     continue  # measured before (this process or an earlier one)
                 result = _measure(registry, problem, name, cache)
+                why = f"{result['status']}: {result.get('error') or ''}"[:500]
                 if result["status"] == "ok":
                     entry["times"][name] = result["time_ms"]
-                else:
-                    entry["errors"][name] = f"{result['status']}: {result.get('error') or ''}"[:500]
+                elif result["status"] in PERSISTENT_FAILURES:
+                    entry["errors"][name] = why
+                else:  # maybe transient (out of memory, a broken context): this process only
+                    transient[name] = why
+                    continue
                 store.put(key, entry)
-        times, errors = entry["times"], entry["errors"]
+        times, errors = entry["times"], {**entry["errors"], **transient}
         measured = sorted((Ranked(r.instance, float(times[r.instance.name]),
                                   f"measured ms (autotune: top {len(top)} of {r.note.split(';')[0]})")
                            for r in ranked if r.instance.name in times), key=lambda r: (r.score, r.instance.name))

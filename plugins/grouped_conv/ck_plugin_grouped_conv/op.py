@@ -157,12 +157,14 @@ class ConvOperator(Operator):
         return self.empty_like_role(problem, self._output_role(), like)
 
     @staticmethod
-    def empty_like_role(problem: ConvProblem, role: str, like) -> Any:
-        """A new tensor of ``role``'s (x, w or y) shape and memory format on ``like``'s device."""
+    def empty_like_role(problem: ConvProblem, role: str, like, dtype=None) -> Any:
+        """A new tensor of ``role``'s (x, w or y) shape and memory format on ``like``'s device,
+        of ``dtype`` (default the problem's)."""
         import torch
 
         shape = problem.tensor_shapes()[role]
-        return torch.empty_strided(shape, problem.tensor_strides()[role], dtype=problem.dtype.torch, device=like.device)
+        return torch.empty_strided(shape, problem.tensor_strides()[role], dtype=dtype or problem.dtype.torch,
+                                   device=like.device)
 
     def _output_role(self) -> str:
         return next(r for r, n in self.roles.items() if n == self.output)
@@ -312,7 +314,7 @@ class ConvBwdDataOperator(ConvOperator):
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the input gradient only (cuDNN)."""
         dy, w = tensors["dy"], tensors["w"]
-        return self._backward(problem, dy, self.empty_like_role(problem, "x", dy), w, want=0)
+        return self._backward(problem, dy, self.empty_like_role(problem, "x", dy, dy.dtype), w, want=0)
 
 
 class ConvBwdWeightOperator(ConvOperator):
@@ -335,7 +337,7 @@ class ConvBwdWeightOperator(ConvOperator):
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the weight gradient only (cuDNN)."""
         x, dy = tensors["x"], tensors["dy"]
-        return self._backward(problem, dy, x, self.empty_like_role(problem, "w", x), want=1)
+        return self._backward(problem, dy, x, self.empty_like_role(problem, "w", x, x.dtype), want=1)
 
 
 def _geometry(problem: ConvProblem) -> dict:
