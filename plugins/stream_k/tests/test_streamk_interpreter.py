@@ -66,3 +66,18 @@ def test_only_in_the_full_set():
     assert not [i for i in r.declare("gemm", "default") if i.family == "gemm_streamk"]
     full = [i for i in Registry("sm_90", settings=Settings()).declare("gemm", "full") if i.family == "gemm_streamk"]
     assert full and all(i.key.programs == 132 for i in full)
+
+
+def test_compiles_for_sm90(tmp_path):
+    """The interpreter does not type-check loop-carried values; compiling for sm_90 does (a
+    32/64-bit mix in the schedule once passed the interpreter and failed to compile)."""
+    full = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    bf16_rcr = [i for i in full.declare("gemm", "full") if i.key.dtype.value == "bf16" and i.key.layout.value == "rcr"]
+    picked = ([i for i in bf16_rcr if i.family == "gemm_streamk"][:2]
+              + [i for i in bf16_rcr if i.family == "gemm_gemv" and i.key.rows in (1, 4)][:2])
+    reg = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    for inst in picked:
+        reg.add(inst.family, inst.key)
+    report = reg.build(max_workers=1, progress=False)
+    assert {i.family for i in picked} == {"gemm_streamk", "gemm_gemv"}
+    assert report.failed == 0, report.failures
