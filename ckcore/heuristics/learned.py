@@ -69,6 +69,7 @@ class Model:
         self.meta = meta
         self.features: list[str] = list(meta["features"])
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
+        self._rules_column = self.features.index("x_rules_log_ms") if meta.get("target") == RESIDUAL_TARGET else None
 
     def predict_log_ms(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
         """Predicted log run time (ms) of each feature row. A model whose metadata says
@@ -76,8 +77,8 @@ class Model:
         the estimate (feature ``x_rules_log_ms``) is added back."""
         x = feature_matrix(rows, self.features)
         out = self.booster.predict(x, num_threads=1)
-        if self.meta.get("target") == RESIDUAL_TARGET:
-            out = out + x[:, self.features.index("x_rules_log_ms")]
+        if self._rules_column is not None:
+            out = out + x[:, self._rules_column]
         return out
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:

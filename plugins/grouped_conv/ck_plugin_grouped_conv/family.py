@@ -236,8 +236,7 @@ class ConvFamily(KernelFamily):
         split = getattr(key, "split_k", 1)
         grid = self.grid(key, p)
         programs = grid[0] * grid[1] * grid[2]
-        k_steps = math.ceil(red / split / key.block_k) if self.direction == "bwd_weight" else \
-            math.ceil(red / key.block_k)
+        k_steps = math.ceil(red / split / key.block_k)  # split is 1 but for backward-weight
         covered = rows * cols * math.ceil(p.G / gpb) * split
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
         return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),

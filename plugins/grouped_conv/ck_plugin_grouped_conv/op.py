@@ -231,12 +231,15 @@ class ConvOperator(Operator):
                           f"stride_{axis}": d3["stride"][i], f"dilation_{axis}": d3["dilation"][i]})
         return feats
 
-    def _backward(self, problem: ConvProblem, dy, x, w, *, want: int):
+    def _backward(self, problem: ConvProblem, dy, given, *, want: int):
         """A callable returning output ``want`` (0: dx, 1: dw) of
-        ``torch.ops.aten.convolution_backward``; of ``x`` and ``w`` only the one that is not
-        wanted is read (for the other only its shape and memory format matter)."""
+        ``torch.ops.aten.convolution_backward``; ``given`` is the operand it reads (w for dx, x
+        for dw). The wanted one is only a shape and memory format to the call: an empty
+        placeholder, in dy's dtype (cuDNN wants every operand in one dtype)."""
         import torch
 
+        placeholder = self.empty_like_role(problem, ("x", "w")[want], dy, dy.dtype)
+        x, w = (placeholder, given) if want == 0 else (given, placeholder)
         kw = self._torch_conv_args(problem)
         mask = [want == 0, want == 1, False]
 
@@ -313,8 +316,7 @@ class ConvBwdDataOperator(ConvOperator):
 
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the input gradient only (cuDNN)."""
-        dy, w = tensors["dy"], tensors["w"]
-        return self._backward(problem, dy, self.empty_like_role(problem, "x", dy, dy.dtype), w, want=0)
+        return self._backward(problem, tensors["dy"], tensors["w"], want=0)
 
 
 class ConvBwdWeightOperator(ConvOperator):
@@ -336,8 +338,7 @@ class ConvBwdWeightOperator(ConvOperator):
 
     def torch_baseline(self, problem, tensors):
         """``torch.ops.aten.convolution_backward`` for the weight gradient only (cuDNN)."""
-        x, dy = tensors["x"], tensors["dy"]
-        return self._backward(problem, dy, x, self.empty_like_role(problem, "w", x, x.dtype), want=1)
+        return self._backward(problem, tensors["dy"], tensors["x"], want=1)
 
 
 def _geometry(problem: ConvProblem) -> dict:

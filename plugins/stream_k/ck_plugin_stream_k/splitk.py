@@ -11,17 +11,17 @@ counter; the last to arrive combines the partials and writes C, then resets the 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
 
 import attrs
 
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
-from ck_plugin_gemm.family import TiledGemm
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem, Layout
 from ck_plugin_gemm.rules import estimate_ms
+
+from .fixup import FixupGemm, tiles
 
 __all__ = ["SplitKKey", "SplitKGemm"]
 
@@ -53,23 +53,13 @@ _SPLITS = (2, 4, 8)
 _NO_ATOMIC = {(64, 64, 64, 4, 4)}
 
 
-def _tiles(key: SplitKKey, p: GemmProblem) -> int:
-    return math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
-
-
-class SplitKGemm(TiledGemm):
+class SplitKGemm(FixupGemm):
     """Split-K tiled GEMM (pointer loads), for problems with few output tiles and long K."""
 
     name = "gemm_splitk"
     key_cls = SplitKKey
     template_package = "ck_plugin_stream_k"
     template = "gemm_splitk.py.j2"
-
-    def check(self, key: SplitKKey, arch: ArchSpec) -> list[str]:
-        reasons = super().check(key, arch)
-        if not key.aligned:
-            reasons.append("aligned=False: split-K instances assume the aligned problem class")
-        return reasons
 
     def supports(self, key: SplitKKey, p: GemmProblem) -> str | None:
         reason = super().supports(key, p)
@@ -87,30 +77,15 @@ class SplitKGemm(TiledGemm):
         ``accumulator``: one fp32 tile per tile (atomic; left zeroed); ``counters``: one int32
         arrival count per tile, left at zero. All are indexed by tile, so any instance of the
         family and any problem find them in a consistent state."""
-        tile_bytes = _tiles(key, p) * key.block_m * key.block_n * 4
+        tile_bytes = tiles(key, p) * key.block_m * key.block_n * 4
         fp32 = {"partials": tile_bytes * key.split_k} if key.deterministic else {"accumulator": tile_bytes}
-        return {**fp32, "counters": 4 * _tiles(key, p)}
-
-    def signature(self, key: SplitKKey) -> dict[str, str]:
-        ptr = f"*{key.dtype.triton}"
-        sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "ws_ptr": "*fp32", "lock_ptr": "*i32"}
-        sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc")})
-        sig["UPCAST"] = "constexpr"
-        return sig
-
-    def divisible_by_16(self, key: SplitKKey) -> tuple[str, ...]:
-        return super().divisible_by_16(key) + ("ws_ptr", "lock_ptr")
+        return {**fp32, "counters": 4 * tiles(key, p)}
 
     def grid(self, key: SplitKKey, p: GemmProblem) -> tuple[int, int, int]:
-        return (_tiles(key, p), key.split_k, 1)
+        return (tiles(key, p), key.split_k, 1)
 
-    def launch_args(self, key: SplitKKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        import torch
-
-        partial = tensors["workspace_partials" if key.deterministic else "workspace_accumulator"].view(torch.float32)
-        locks = tensors["workspace_counters"].view(torch.int32)
-        upcast = interpret and key.dtype is DType.BF16
-        return (tensors["a"], tensors["b"], tensors["c"], partial, locks, p.M, p.N, p.K, p.lda, p.ldb, p.ldc, upcast)
+    def workspace_name(self, key: SplitKKey) -> str:
+        return "partials" if key.deterministic else "accumulator"
 
     def kernel_sets(self):
         def default(arch: ArchSpec):
@@ -133,4 +108,4 @@ class SplitKGemm(TiledGemm):
         only while the unsplit tiles leave SMs idle: with as many tiles as SMs the estimate is
         doubled (measured on an H200: M=128, N=10240 ran 0.63x cuBLAS split, 0.80x unsplit)."""
         ms = estimate_ms(key, p, arch, device, split_k=key.split_k) + 0.002
-        return ms * 2 if _tiles(key, p) >= arch.sm_count else ms
+        return ms * 2 if tiles(key, p) >= arch.sm_count else ms

@@ -18,18 +18,16 @@ description, not from its code).
 
 from __future__ import annotations
 
-import math
-from typing import Any, Mapping
-
 import attrs
 
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
-from ck_plugin_gemm.family import TiledGemm
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem, Layout
 from ck_plugin_gemm.rules import estimate_ms
+
+from .fixup import FixupGemm, tiles
 
 __all__ = ["StreamKKey", "StreamKGemm", "dp_tiles"]
 
@@ -49,19 +47,16 @@ class StreamKKey(GemmKey):
                 f"_s{self.num_stages}")
 
 
-def _tiles(key: GemmKey, p: GemmProblem) -> int:
-    return math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
-
-
 def dp_tiles(key: StreamKKey, p: GemmProblem) -> int:
     """Tiles run data-parallel: none for ``_sk``; for ``_dp`` all of them when they fill whole
     waves of ``programs``, else all but the last one to two waves' worth (at least ``programs``
     tiles are left to stream-K, so the tail is spread over every program)."""
-    tiles, waves = _tiles(key, p), _tiles(key, p) // key.programs
+    n_tiles = tiles(key, p)
+    waves = n_tiles // key.programs
     if not key.hybrid:
         return 0
-    if tiles % key.programs == 0:
-        return tiles
+    if n_tiles % key.programs == 0:
+        return n_tiles
     return max(0, waves - 1) * key.programs
 
 
@@ -70,53 +65,32 @@ _CFG_16BIT = [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4)]
 _CFG_FP32 = [(128, 128, 32, 8, 3), (64, 128, 32, 4, 3)]
 
 
-class StreamKGemm(TiledGemm):
+class StreamKGemm(FixupGemm):
     """Stream-K GEMM (pointer loads), for tile counts that quantise badly on the SMs."""
 
     name = "gemm_streamk"
     key_cls = StreamKKey
     template_package = "ck_plugin_stream_k"
     template = "gemm_streamk.py.j2"
-
-    def check(self, key: StreamKKey, arch: ArchSpec) -> list[str]:
-        reasons = super().check(key, arch)
-        if not key.aligned:
-            reasons.append("aligned=False: stream-K instances assume the aligned problem class")
-        return reasons
+    extra_ints = ("DP_TILES",)
 
     def workspaces(self, key: StreamKKey, p: GemmProblem) -> dict[str, int]:
         """``partials``: two fp32 tiles per program (the first and last tile of its range;
         scratch); ``counters``: one int32 arrival count per stream-K tile, left at zero."""
         return {"partials": key.programs * 2 * key.block_m * key.block_n * 4,
-                "counters": 4 * max(1, _tiles(key, p) - dp_tiles(key, p))}
-
-    def signature(self, key: StreamKKey) -> dict[str, str]:
-        ptr = f"*{key.dtype.triton}"
-        sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr, "ws_ptr": "*fp32", "lock_ptr": "*i32"}
-        sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc", "DP_TILES")})
-        sig["UPCAST"] = "constexpr"
-        return sig
-
-    def divisible_by_16(self, key: StreamKKey) -> tuple[str, ...]:
-        return super().divisible_by_16(key) + ("ws_ptr", "lock_ptr")
+                "counters": 4 * max(1, tiles(key, p) - dp_tiles(key, p))}
 
     def grid(self, key: StreamKKey, p: GemmProblem) -> tuple[int, int, int]:
         return (key.programs, 1, 1)
 
-    def launch_args(self, key: StreamKKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        import torch
-
-        partial = tensors["workspace_partials"].view(torch.float32)
-        locks = tensors["workspace_counters"].view(torch.int32)
-        upcast = interpret and key.dtype is DType.BF16
-        return (tensors["a"], tensors["b"], tensors["c"], partial, locks, p.M, p.N, p.K, p.lda, p.ldb, p.ldc,
-                dp_tiles(key, p), upcast)
+    def extra_args(self, key: StreamKKey, p: GemmProblem) -> tuple:
+        return (dp_tiles(key, p),)
 
     def pair_features(self, key: StreamKKey, p: GemmProblem, arch: ArchSpec) -> dict[str, float]:
         """The tiled features, plus the share of tiles run as stream-K."""
         out = super().pair_features(key, p, arch)
-        tiles = _tiles(key, p)
-        out["sk_tile_share"] = (tiles - dp_tiles(key, p)) / tiles
+        n_tiles = tiles(key, p)
+        out["sk_tile_share"] = (n_tiles - dp_tiles(key, p)) / n_tiles
         return out
 
     def features(self, key: StreamKKey) -> dict[str, float]:
@@ -141,8 +115,7 @@ class StreamKGemm(TiledGemm):
         """The gemm cost model with the work spread evenly over the SMs (no last-wave
         quantisation), plus the fix-up: each split tile's partials written and read once in
         fp32, and 2 µs of arrival and combine. Not yet fitted to measurements."""
-        tiles = _tiles(key, p)
         even = estimate_ms(key, p, arch, device, balanced=True)
-        split_tiles = tiles - dp_tiles(key, p)
+        split_tiles = tiles(key, p) - dp_tiles(key, p)
         fixup_bytes = 2 * 2 * min(split_tiles, key.programs) * key.block_m * key.block_n * 4
         return even + fixup_bytes / (device.mem_bandwidth_gbps * 1e9) * 1e3 + (0.002 if split_tiles else 0.0)

@@ -1,5 +1,7 @@
-"""GEMV-style small-M GEMM on the GPU: every instance of the full set against a float64
-recomputation, on aligned and unaligned decode shapes, and bitwise reproducibility."""
+"""Stream-K and GEMV (the families of the full set only) on the GPU: every instance that
+supports each problem against a float64 recomputation, and bitwise reproducibility. Stream-K
+shapes: tile counts that do and do not fill whole waves; GEMV: aligned and unaligned decode
+shapes, column-major A too."""
 
 import pytest
 
@@ -11,20 +13,23 @@ from ckcore.bench import float64_recompute  # noqa: E402
 from ckcore.dispatch import launch  # noqa: E402
 from ckcore.measure import compare_tensors  # noqa: E402
 
+STREAMK = [(1000, 1000, 4096), (4096, 4096, 512), (128, 11008, 4096), (16, 4096, 14336)]
+GEMV = [(1, 4096, 4096), (7, 8544, 1788), (16, 11008, 4096), (3, 1000, 14337)]
+CASES = [(s, lay) for s in STREAMK for lay in ("rcr", "rrr")] + [(s, lay) for s in GEMV for lay in ("rcr", "rrr", "ccr")]
+
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory):
     full = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
     r = Registry("sm_90", settings=Settings(cache_dir=full.settings.cache_dir))
     for inst in full.declare("gemm", "full"):
-        if inst.family == "gemm_gemv":
+        if inst.family in ("gemm_streamk", "gemm_gemv"):
             r.add(inst.family, inst.key)
     r.build(max_workers=16, progress=False)
     return r
 
 
-@pytest.mark.parametrize("shape", [(1, 4096, 4096), (7, 8544, 1788), (16, 11008, 4096), (3, 1000, 14337)])
-@pytest.mark.parametrize("layout", ["rcr", "rrr", "ccr"])
+@pytest.mark.parametrize("shape, layout", CASES)
 def test_every_instance_against_float64(reg, shape, layout):
     M, N, K = shape
     spec = reg.catalog.op("gemm")

@@ -1,0 +1,58 @@
+"""What the split-K and stream-K families share: a tiled GEMM whose programs combine partial
+tiles through an fp32 workspace (``ws_ptr``) and int32 arrival counters (``lock_ptr``), passed
+after C; extra integer arguments (``extra_ints``) after the leading dimensions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from ckcore.arch import ArchSpec
+from ck_plugin_gemm.family import TiledGemm
+from ck_plugin_gemm.keys import GemmKey
+from ck_plugin_gemm.problem import GemmProblem
+
+__all__ = ["FixupGemm", "tiles"]
+
+
+def tiles(key: GemmKey, p: GemmProblem) -> int:
+    """Output tiles of ``key`` on ``p``."""
+    return math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
+
+
+class FixupGemm(TiledGemm):
+    """Base of ``gemm_splitk`` and ``gemm_streamk`` (aligned problem class only)."""
+
+    extra_ints: tuple[str, ...] = ()
+
+    def check(self, key: GemmKey, arch: ArchSpec) -> list[str]:
+        reasons = super().check(key, arch)
+        if not key.aligned:
+            reasons.append(f"aligned=False: {self.name} instances assume the aligned problem class")
+        return reasons
+
+    def signature(self, key: GemmKey) -> dict[str, str]:
+        base = super().signature(key)
+        ptrs = {n: t for n, t in base.items() if n.endswith("_ptr")}
+        ints = {n: t for n, t in base.items() if not n.endswith("_ptr") and n != "UPCAST"}
+        return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, **{n: "i32" for n in self.extra_ints},
+                "UPCAST": base["UPCAST"]}
+
+    def divisible_by_16(self, key: GemmKey) -> tuple[str, ...]:
+        return super().divisible_by_16(key) + ("ws_ptr", "lock_ptr")
+
+    def workspace_name(self, key: GemmKey) -> str:
+        """The fp32 workspace the kernel's ``ws_ptr`` points at."""
+        return "partials"
+
+    def extra_args(self, key: GemmKey, p: GemmProblem) -> tuple:
+        """Values of :attr:`extra_ints`."""
+        return ()
+
+    def launch_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        import torch
+
+        a, b, c, *ints, upcast = super().launch_args(key, p, tensors, interpret=interpret)
+        ws = tensors[f"workspace_{self.workspace_name(key)}"].view(torch.float32)
+        locks = tensors["workspace_counters"].view(torch.int32)
+        return (a, b, c, ws, locks, *ints, *self.extra_args(key, p), upcast)
