@@ -34,7 +34,7 @@ class Settings:
         unset means all installed plugins.
     :ivar disabled_plugins: ``CKCORE_DISABLE_PLUGINS``: comma-separated block-list.
     :ivar heuristic: ``CKCORE_HEURISTIC``: selection driver (``rules``, ``lightgbm`` or
-        ``autotune``; default ``rules``).
+        ``autotune``; default ``lightgbm``, which falls back to ``rules`` without a model).
     :ivar compiler: ``CKCORE_COMPILER``: compiler driver (default ``triton``).
     :ivar arch: ``CKCORE_ARCH``: target arch (``sm_90``...) overriding detection.
     :ivar kernel_set: ``CKCORE_KERNEL_SET``: kernel set that dispatch declares (default ``default``).
@@ -49,7 +49,7 @@ class Settings:
     cache_dir: Path | None = None
     plugins: tuple[str, ...] | None = None
     disabled_plugins: tuple[str, ...] = ()
-    heuristic: str = "rules"
+    heuristic: str = "lightgbm"
     compiler: str = "triton"
     arch: str | None = None
     kernel_set: str = "default"
@@ -68,7 +68,7 @@ class Settings:
             cache_dir=Path(cache).expanduser() if cache else None,
             plugins=_split(env.get("CKCORE_PLUGINS")),
             disabled_plugins=_split(env.get("CKCORE_DISABLE_PLUGINS")) or (),
-            heuristic=env.get("CKCORE_HEURISTIC") or "rules",
+            heuristic=env.get("CKCORE_HEURISTIC") or "lightgbm",
             compiler=env.get("CKCORE_COMPILER") or "triton",
             arch=env.get("CKCORE_ARCH") or None,
             kernel_set=env.get("CKCORE_KERNEL_SET") or "default",

@@ -47,7 +47,7 @@ def test_build_json_and_cache_commands(capsys, ck_cache_dir, small_set):
 
 def test_select_explain_list_plugins(capsys, ck_cache_dir):
     rc, out, _ = run(capsys, "select", "gemm", "--problem", P, "--explain")
-    assert rc == 0 and out.splitlines()[0].startswith("gemm_") and "reason: rules" in out
+    assert rc == 0 and out.splitlines()[0].startswith("gemm_") and "reason: lightgbm" in out
     rc, out, _ = run(capsys, "list", "gemm")
     assert rc == 0 and "gemm_tiled_bf16_rcr" in out
     rc, out, _ = run(capsys, "plugins")

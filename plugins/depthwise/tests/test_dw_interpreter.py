@@ -108,7 +108,7 @@ def test_select_explains_which_family_won(reg, capsys, monkeypatch, tmp_path):
     assert main(["select", "grouped_conv_fwd", "--problem", json.dumps(SUITE_ROW), "--explain"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("dw_fwd_")  # the chosen instance names its family
-    assert any(line.startswith("reason: rules") for line in out)
+    assert any(line.startswith("reason: lightgbm") for line in out)
     # Both families compete for a depthwise problem; the direct kernel ranks first.
     ranked = [r.instance.family for r in reg.select(reg.catalog.op("grouped_conv_fwd").problem(**SUITE_ROW)).ranked]
     assert ranked[0] == "dw_fwd" and "conv_fwd" in ranked
@@ -120,3 +120,29 @@ def test_without_this_plugin_grouped_conv_still_computes(tmp_path):
     p = reg.problem("grouped_conv_fwd", **dw_case(2, 1, 32, 1, (7, 7), 3, pad=1), dtype="bf16", layout="nhwgc")
     assert reg.select(p).instance.family == "conv_fwd"
     assert_matches_reference(reg, "grouped_conv_fwd", p, interpret=True)
+
+
+@pytest.mark.parametrize("unroll", [2, 4])
+@pytest.mark.parametrize("m1", [True, False], ids=["m1", "m2"])
+@pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])
+@pytest.mark.parametrize("op", OPS[:2])
+def test_unrolled_taps(tmp_path, op, cl, m1, unroll):
+    """Several taps per loop step: 9 and 5×2 taps do not divide by the unroll, so the last step
+    masks taps past the filter."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    family = {"grouped_conv_fwd": "dw_fwd", "grouped_conv_bwd_data": "dw_bwd_data"}[op]
+    inst = r.add(family, {"dtype": "bf16", "channels_last": cl, "block_p": 32, "block_c": 16, "num_warps": 4,
+                          "num_stages": 1, "access": "i32", "multiplier_one": m1, "unroll": unroll})
+    assert inst.name.endswith(f"_u{unroll}_i32")
+    fields = dw_case(2, 2, 16, 1 if m1 else 2, (7, 9), 3, stride=(1, 2), pad=1)
+    p = r.problem(op, **fields, dtype="bf16", layout=layout(2, cl))
+    assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=unroll)
+
+
+def test_unroll_is_for_tap_loops_only():
+    from ck_plugin_depthwise.family import DwBwdWeight
+    from ck_plugin_depthwise.keys import DwBwdWeightKey
+    from ckcore.arch import load
+
+    key = DwBwdWeightKey(dtype="bf16", channels_last=True, block_p=64, block_c=64, unroll=3)
+    assert any("unroll 3" in r for r in DwBwdWeight().check(key, load("sm_90")))
