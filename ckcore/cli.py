@@ -231,7 +231,8 @@ def cmd_tune(args) -> int:
     if args.suite:
         problems += [spec.problem(**problem_fields(row)).to_dict() for row in read_suite(args.suite, args.op, spec.suite_ops)]
     devices = [int(d) for d in args.devices.split(",")] if args.devices else None
-    summary = tune(args.op, problems, args.out or f"tune_{args.op}.jsonl.gz", kernel_set=args.set, arch=args.arch,
+    summary = tune(args.op, problems, args.out or f"tune_{args.op}.jsonl.gz", kernel_set=args.set,
+                   kernel_set_file=args.kernel_set_file, arch=args.arch,
                    devices=devices, timeout_s=args.timeout, warmup=args.warmup, rep=args.rep,
                    plugin_modules=args.plugin_module, max_seconds=args.max_seconds)
     print(json.dumps(summary))

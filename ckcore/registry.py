@@ -128,12 +128,17 @@ class Registry:
             raise NoKernelFound(op or "*", f"kernel set {kernel_set!r}", {"(sets)": f"known sets: {', '.join(known)}"})
         return added
 
-    def load_json(self, path: str | Path) -> list[Instance]:
-        """Declare the instances of a JSON kernel-set file (the :meth:`export_json` format)."""
+    def load_json(self, path: str | Path, op: str | None = None) -> list[Instance]:
+        """Declare the instances of a JSON kernel-set file (the :meth:`export_json` format),
+        only those of ``op``'s families when given."""
         data = json.loads(Path(path).read_text())
         if data.get("format") != KERNEL_SET_FORMAT:
             raise InvalidKernelKey(str(path), [f"format={data.get('format')!r}: expected {KERNEL_SET_FORMAT!r}"])
-        return [self.add(item["family"], item["key"]) for item in data["instances"]]
+        items = data["instances"]
+        if op is not None:
+            mine = {f.name for f in self.catalog.families_of(op)}
+            items = [item for item in items if item["family"] in mine]
+        return [self.add(item["family"], item["key"]) for item in items]
 
     def export_json(self, path: str | Path | None = None) -> dict:
         """The declared instances as a JSON kernel set; written to ``path`` when given."""

@@ -136,3 +136,21 @@ def test_compact_keeps_rows_and_refuses_a_damaged_tail(tmp_path):
     assert ds.repair() == len(b"\x1f\x8b\x08 cut short")
     ds.append({"i": 50})
     assert [r["i"] for r in ds.rows()] == list(range(51))
+
+
+def test_kernel_set_file_measures_only_its_instances_of_the_op(tmp_path):
+    from ckcore import Registry, Settings
+
+    reg = Registry("sm_90", settings=Settings(cache_dir=tmp_path / "c"))
+    reg.declare("gemm", "default")
+    gemm = [c.instance for c in reg.candidates(reg.problem("gemm", **P1))[0]][:2]
+    reg.declare("grouped_conv_fwd", "default")
+    path = tmp_path / "set.json"
+    reg.export_json(path)  # every declared instance; tune keeps the gemm ones it names
+    data = json.loads(path.read_text())
+    data["instances"] = [d for d in data["instances"] if d["name"] in {i.name for i in gemm}] + \
+        [d for d in data["instances"] if d["op"] != "gemm"][:1]
+    path.write_text(json.dumps(data))
+    summary = tune("gemm", [P1], tmp_path / "d.jsonl.gz", kernel_set_file=path, progress=False)
+    assert summary["measured"] == 2
+    assert {r["instance"] for r in Dataset(tmp_path / "d.jsonl.gz").rows()} == {i.name for i in gemm}

@@ -21,18 +21,20 @@ def _floats(features: dict) -> dict[str, float]:
 
 
 def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str | None = None,
-         arch: str | None = None, devices: Sequence[int | None] | None = None, timeout_s: float = 60.0,
+         kernel_set_file: str | Path | None = None, arch: str | None = None, devices: Sequence[int | None] | None = None, timeout_s: float = 60.0,
          warmup: int = 2, rep: int = 10, plugin_modules: Sequence[str] = (), progress: bool = True,
          max_seconds: float | None = None) -> dict[str, Any]:
-    """Measure every instance of ``kernel_set`` that supports each of ``problems`` (field
-    dicts) and append one row per pair to the dataset ``out``. Returns counts per status.
+    """Measure every instance of ``kernel_set`` (or of the JSON kernel set ``kernel_set_file``)
+    that supports each of ``problems`` (field dicts) and append one row per pair to the dataset
+    ``out``. Returns counts per status.
 
     ``devices``: GPU indices (one worker each); default the current GPU, or the interpreter
     without one. ``plugin_modules``: extra hook modules to register (test plugins).
     ``max_seconds``: stop taking new pairs after this long (rerun to resume).
     """
     started = time.monotonic()
-    cfg = {"op": op, "kernel_set": kernel_set, "arch": arch, "plugin_modules": list(plugin_modules),
+    cfg = {"op": op, "kernel_set": kernel_set, "kernel_set_file": str(kernel_set_file) if kernel_set_file else None,
+           "arch": arch, "plugin_modules": list(plugin_modules),
            "sys_path": [p for p in sys.path if p]}
     reg = make_registry(cfg)
     interpret = reg.interpret

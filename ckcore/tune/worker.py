@@ -19,7 +19,8 @@ PRUNE_RATIO = 10.0
 def make_registry(cfg: dict[str, Any]):
     """The registry a tune run uses (parent and workers alike): installed plugins plus
     ``cfg["plugin_modules"]`` (importable hook modules, e.g. test plugins), ``cfg["op"]``
-    declared with ``cfg["kernel_set"]``."""
+    declared with ``cfg["kernel_set"]``, or the instances of ``cfg["kernel_set_file"]`` (a JSON
+    kernel set) of that op."""
     from ..plugins import Catalog, get_plugin_manager
     from ..registry import Registry
     from ..settings import Settings
@@ -29,7 +30,10 @@ def make_registry(cfg: dict[str, Any]):
     for name in cfg.get("plugin_modules", ()):
         pm.register(importlib.import_module(name), name=name)
     reg = Registry(cfg.get("arch"), settings=settings, catalog=Catalog(pm), device_name=cfg.get("device_name"))
-    reg.declare(cfg["op"], cfg.get("kernel_set"))
+    if cfg.get("kernel_set_file"):
+        reg.load_json(cfg["kernel_set_file"], op=cfg["op"])
+    else:
+        reg.declare(cfg["op"], cfg.get("kernel_set"))
     return reg
 
 

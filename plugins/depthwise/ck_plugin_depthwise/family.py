@@ -25,8 +25,8 @@ class DwFamily(ConvFamily):
         return f"dw_{self.direction}.py.j2"
 
     def check(self, key: DwKey, arch: ArchSpec) -> list[str]:
-        """Static validity: threads per block, and a tile of at least one element per thread
-        and at most 64 fp32 accumulators per thread."""
+        """Static validity: threads per block, a tile of at least one element per thread and
+        at most 64 fp32 accumulators per thread, and ``unroll`` only where taps are looped."""
         reasons = []
         threads = key.num_warps * 32
         if threads > arch.max_threads_per_block:
@@ -36,6 +36,8 @@ class DwFamily(ConvFamily):
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
         if tile // threads > 64:
             reasons.append(f"{tile // threads} fp32 accumulators per thread > 64")
+        if key.unroll > 1 and self.direction == "bwd_weight":
+            reasons.append(f"unroll {key.unroll}: backward-weight reduces over pixels, not taps (unroll 1)")
         return reasons
 
     def _tile_reason(self, key: DwKey, p) -> str | None:

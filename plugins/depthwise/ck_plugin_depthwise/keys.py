@@ -17,13 +17,16 @@ __all__ = ["DwKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey"]
 class DwKey(KeyBase):
     """One direct depthwise kernel: a program owns ``block_p`` pixels × ``block_c`` channels
     (vectorised across channels in channels-last layouts), loops over the filter taps without
-    unrolling them (compile time stays flat for 7×7 and 31-tap filters), accumulates in fp32
+    unrolling the whole filter (``unroll`` taps per step; compile time stays flat for 7×7 and 31-tap filters), accumulates in fp32
     with the weights of its channels in registers.
 
     :ivar access: ``a16`` (16-byte aligned, 16-divisible channel counts and strides), ``i32``
         or ``generic`` (64-bit offsets, every valid problem).
     :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
         channel k and channel vectors stay contiguous (``_m1``).
+    :ivar unroll: filter taps per loop step (forward and backward-data): the step's loads are
+        issued back to back, so ``unroll`` of them are in flight per warp; the last step masks
+        the taps past the filter (``_u{unroll}``; 1 keeps one tap per step).
     """
 
     direction: ClassVar[str] = ""
@@ -35,6 +38,7 @@ class DwKey(KeyBase):
     num_stages: int = attrs.field(default=1, validator=int_in(1, 8))
     access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
     multiplier_one: bool = attrs.field(default=False, validator=boolean)
+    unroll: int = attrs.field(default=1, validator=int_in(1, 32))
 
     groups_per_block: ClassVar[int] = 1
 
@@ -46,7 +50,8 @@ class DwKey(KeyBase):
     def name(self) -> str:
         return (f"dw_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
                 f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}"
-                f"{'_m1' if self.multiplier_one else ''}_{self.access.value}")
+                f"{'_m1' if self.multiplier_one else ''}{f'_u{self.unroll}' if self.unroll > 1 else ''}"
+                f"_{self.access.value}")
 
     def _suffix(self) -> str:
         return ""
