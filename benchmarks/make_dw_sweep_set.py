@@ -1,7 +1,7 @@
 """Writes benchmarks/sweep_dw.json: the direct depthwise forward and backward-data instances swept
 on the GPU to choose the default set (bf16 and fp16, channels-last, multiplier one, the default
 channels-last tiles × num_stages 1/3 × unroll 1/3/9 taps per step, plus the 64x64 tile with
-32-bit indexing for unaligned channel counts).
+32-bit indexing for unaligned channel counts; backward-data one-tap tiles also as unit-stride twins).
 usage: python benchmarks/make_dw_sweep_set.py; then on the GPU: bash benchmarks/run_dw_sweep.sh OUT"""
 
 import itertools
@@ -15,9 +15,11 @@ def main():
     for family, dtype, (bp, bc, w), s, u in itertools.product(("dw_fwd", "dw_bwd_data"), ("bf16", "fp16"), TILES,
                                                                (1, 3), (1, 3, 9)):
         for access in ("a16", "i32") if (bp, bc) == (64, 64) else ("a16",):
-            inst.append({"family": family, "key": {"dtype": dtype, "channels_last": True, "block_p": bp,
-                                                   "block_c": bc, "num_warps": w, "num_stages": s, "access": access,
-                                                   "multiplier_one": True, "unroll": u}})
+            key = {"dtype": dtype, "channels_last": True, "block_p": bp, "block_c": bc, "num_warps": w,
+                   "num_stages": s, "access": access, "multiplier_one": True, "unroll": u}
+            inst.append({"family": family, "key": key})
+            if family == "dw_bwd_data" and u == 1:  # the unit-stride twin (no per-tap division)
+                inst.append({"family": family, "key": {**key, "unit_stride": True}})
     with open("benchmarks/sweep_dw.json", "w") as f:
         json.dump({"format": "ckcore-kernel-set/1", "arch": "sm_90", "instances": inst}, f, indent=0)
         f.write("\n")

@@ -13,11 +13,11 @@ for op in grouped_conv_fwd grouped_conv_bwd_data grouped_conv_bwd_weight; do
   /usr/bin/time -f "$op build %e s" ckcore build $op --workers 16 2>&1 | tail -2 | tee -a "$out/conv_build.txt"
 done
 if [ "$what" != bench ]; then
-  timeout 400 python3 -m pytest -q -x -m gpu plugins/grouped_conv/tests plugins/depthwise/tests 2>&1 | tail -15 | tee "$out/conv_gpu_tests.txt"
+  timeout 330 python3 -m pytest -q -x -m gpu plugins/grouped_conv/tests plugins/depthwise/tests 2>&1 | tail -15 | tee "$out/conv_gpu_tests.txt"
 fi
 if [ "$what" != tests ]; then
   for op in ${OPS:-grouped_conv_fwd grouped_conv_bwd_data grouped_conv_bwd_weight}; do
-    timeout 300 ckcore bench $op --suite benchmarks/suites/conv.jsonl --out "$out/bench_${op}_h200.jsonl" 2>&1 | tee "$out/bench_${op}.txt" | tail -1
+    timeout 300 ckcore bench $op --suite benchmarks/suites/conv.jsonl --out "$out/bench_conv_${op#grouped_conv_}_h200.jsonl" 2>&1 | tee "/tmp/bench_${op}.txt" | tail -1
   done
-  python3 benchmarks/dw_roofline.py "$out/dw_roofline_h200.json" "$out"/bench_grouped_conv_*_h200.jsonl > "$out/dw_roofline.txt" 2>&1
+  python3 benchmarks/dw_roofline.py "$out/dw_roofline_h200.json" "$out"/bench_conv_*_h200.jsonl > "$out/dw_roofline.txt" 2>&1
 fi

@@ -108,6 +108,11 @@ class DwBwdData(DwFamily):
     def grid(self, key, p):
         return (math.ceil(p.N * p.pixels / key.block_p), math.ceil(p.C / key.block_c), 1)
 
+    def supports(self, key, p):
+        if key.unit_stride and any(s != 1 for s in p.stride):
+            return f"unit-stride kernel, stride {list(p.stride)}"
+        return super().supports(key, p)
+
 
 class DwBwdWeight(DwFamily):
     """Backward-weight: channel blocks × splits of the pixel reduction, combined in order."""

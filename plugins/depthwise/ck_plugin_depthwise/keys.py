@@ -26,7 +26,7 @@ class DwKey(KeyBase):
         channel k and channel vectors stay contiguous (``_m1``).
     :ivar unroll: filter taps per loop step (forward and backward-data): the step's loads are
         issued back to back, so ``unroll`` of them are in flight per warp; the last step masks
-        the taps past the filter (``_u{unroll}``; 1 keeps one tap per step).
+        the taps past the filter (``_t{unroll}``; 1 keeps one tap per step).
     """
 
     direction: ClassVar[str] = ""
@@ -50,7 +50,7 @@ class DwKey(KeyBase):
     def name(self) -> str:
         return (f"dw_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
                 f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}"
-                f"{'_m1' if self.multiplier_one else ''}{f'_u{self.unroll}' if self.unroll > 1 else ''}"
+                f"{'_m1' if self.multiplier_one else ''}{f'_t{self.unroll}' if self.unroll > 1 else ''}"
                 f"_{self.access.value}")
 
     def _suffix(self) -> str:
@@ -64,7 +64,15 @@ class DwFwdKey(DwKey):
 
 @attrs.frozen(kw_only=True)
 class DwBwdDataKey(DwKey):
+    """Plus ``unit_stride``: the kernel assumes stride 1 in every dimension, so output pixels
+    are input pixels shifted by the tap, with no per-tap division by the stride (``_u1``, as in
+    the implicit-GEMM backward-data family)."""
+
     direction: ClassVar[str] = "bwd_data"
+    unit_stride: bool = attrs.field(default=False, validator=boolean)
+
+    def _suffix(self) -> str:
+        return "_u1" if self.unit_stride else ""
 
 
 @attrs.frozen(kw_only=True)

@@ -17,6 +17,10 @@ from ckcore.arch import ArchSpec, DeviceSpec
 __all__ = ["estimate_ms"]
 
 LAUNCH_MS = 0.004
+# Backward-data without the per-tap division by the stride (unit_stride), over its general twin:
+# geomean of the measured ratio on the suite's stride-1 depthwise rows (H200,
+# benchmarks/results/dw_sweep_bwd_data_h200.jsonl.gz).
+UNIT_STRIDE_FACTOR = 0.48
 
 
 def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
@@ -45,4 +49,6 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     # while multiplier-one 3x3 instances reached 450-1400 GB/s. Penalised in every regime, so it
     # never ties with a multiplier-one instance when the estimate is compute-bound.
     ms *= 1.0 if key.multiplier_one else 2.0
+    if getattr(key, "unit_stride", False):
+        ms *= UNIT_STRIDE_FACTOR
     return ms * {"a16": 1.0, "i32": 1.5, "generic": 2.5}[key.access.value]

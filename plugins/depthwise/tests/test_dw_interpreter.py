@@ -133,7 +133,7 @@ def test_unrolled_taps(tmp_path, op, cl, m1, unroll):
     family = {"grouped_conv_fwd": "dw_fwd", "grouped_conv_bwd_data": "dw_bwd_data"}[op]
     inst = r.add(family, {"dtype": "bf16", "channels_last": cl, "block_p": 32, "block_c": 16, "num_warps": 4,
                           "num_stages": 1, "access": "i32", "multiplier_one": m1, "unroll": unroll})
-    assert inst.name.endswith(f"_u{unroll}_i32")
+    assert inst.name.endswith(f"_t{unroll}_i32")
     fields = dw_case(2, 2, 16, 1 if m1 else 2, (7, 9), 3, stride=(1, 2), pad=1)
     p = r.problem(op, **fields, dtype="bf16", layout=layout(2, cl))
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=unroll)
@@ -146,3 +146,20 @@ def test_unroll_is_for_tap_loops_only():
 
     key = DwBwdWeightKey(dtype="bf16", channels_last=True, block_p=64, block_c=64, unroll=3)
     assert any("unroll 3" in r for r in DwBwdWeight().check(key, load("sm_90")))
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+@pytest.mark.parametrize("m1", [True, False], ids=["m1", "m2"])
+def test_unit_stride_backward_data(tmp_path, ndim, m1):
+    """The unit-stride twin (no per-tap division) with dilation 2 and padding that leaves border
+    pixels without taps; it refuses stride 2."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_bwd_data", {"dtype": "fp32", "channels_last": ndim != 2, "block_p": 32, "block_c": 16,
+                                 "num_warps": 4, "access": "generic", "multiplier_one": m1, "unit_stride": True})
+    assert "_u1_" in inst.name
+    fields = dw_case(ndim, 2, 16, 1 if m1 else 2, {1: 23, 2: (9, 8), 3: (4, 5, 6)}[ndim], 3, pad=1, dilation=2)
+    p = r.problem("grouped_conv_bwd_data", **fields, dtype="fp32", layout=layout(ndim, ndim != 2))
+    assert_matches_reference(r, "grouped_conv_bwd_data", p, instance=inst.name, interpret=True, seed=ndim)
+    strided = r.problem("grouped_conv_bwd_data", **{**fields, "stride": [2] * ndim}, dtype="fp32",
+                        layout=layout(ndim, ndim != 2))
+    assert "unit-stride" in r.family(inst).supports(inst.key, strided)
