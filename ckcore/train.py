@@ -30,10 +30,10 @@ from .tune.dataset import Dataset
 
 __all__ = ["PARAMS", "load_training_rows", "reliable", "train", "evaluate"]
 
-PARAMS = {"objective": "regression", "learning_rate": 0.03, "num_leaves": 31, "min_data_in_leaf": 10,
+PARAMS = {"objective": "regression", "learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 10,
           "feature_fraction": 0.9, "bagging_fraction": 0.9, "bagging_freq": 1, "lambda_l2": 1.0,
           "num_threads": 1, "deterministic": True, "force_row_wise": True, "seed": 0, "verbose": -1}
-ROUNDS = 800
+ROUNDS = 250
 
 
 def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
