@@ -170,7 +170,7 @@ def cmd_profile(args) -> int:
         row["rank"] = rank
     if args.json:
         print(json.dumps({"op": args.op, "problem": problem.to_dict(), "selected": sel.instance.name,
-                          "torch_ms": torch_ms, "instances": rows, "rejected": sel.rejected}))
+                          "torch_ms": torch_ms, "instances": rows, "rejected": dict(sel.rejected)}))
     else:
         _table(rows, ["rank", "instance", "estimate_ms", "time_ms", "tflops", "gbps"])
         print(f"selected: {sel.instance.name}; torch: {torch_ms:.4g} ms")

@@ -7,6 +7,7 @@ import functools
 import json
 import os
 import time
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -24,7 +25,7 @@ from .render import render
 from .settings import Settings
 from .spec import Instance, KernelFamily
 
-__all__ = ["Registry", "Selection", "use_interpreter"]
+__all__ = ["Registry", "Selection", "Rejections", "use_interpreter"]
 
 KERNEL_SET_FORMAT = "ckcore-kernel-set/1"
 
@@ -46,7 +47,39 @@ class Selection:
     instance: Instance
     reason: str
     ranked: tuple[Ranked, ...]
-    rejected: dict = attrs.field(eq=False, hash=False)
+    rejected: Mapping[str, str] = attrs.field(eq=False, hash=False)
+
+
+class Rejections(Mapping):
+    """``{instance name: reason}`` for the instances that do not support a problem. Those the
+    registry skipped because their family's :meth:`~ckcore.spec.KernelFamily.bucket` differs
+    from the problem's get their reason (the family's ``supports``) when the mapping is first
+    read; its length is known without that."""
+
+    def __init__(self, registry: "Registry", problem: ProblemBase, eager: dict[str, str],
+                 deferred: list[list[Instance]]):
+        self._registry, self._problem, self._eager, self._deferred = registry, problem, eager, deferred
+        self._all: dict[str, str] | None = None
+
+    def _full(self) -> dict[str, str]:
+        if self._all is None:
+            reg, p = self._registry, self._problem
+            out = dict(self._eager)
+            for inst in (i for group in self._deferred for i in group):
+                fam = reg.family(inst)
+                out[inst.name] = reg._rejection(inst, fam, p) or (
+                    f"bucket {fam.bucket(inst.key)!r} != the problem's {reg.catalog.op(p.op).bucket(p)!r}")
+            self._all = out
+        return self._all
+
+    def __getitem__(self, name: str) -> str:
+        return self._full()[name]
+
+    def __iter__(self):
+        return iter(self._full())
+
+    def __len__(self) -> int:
+        return len(self._eager) + sum(map(len, self._deferred))
 
 
 @attrs.frozen
@@ -82,6 +115,7 @@ class Registry:
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
+        self._buckets: dict[str, tuple[int, dict[Hashable, list[Instance]]]] = {}
         from .workspace import Workspaces
 
         self.workspaces = Workspaces()
@@ -157,6 +191,18 @@ class Registry:
     def of_op(self, op: str) -> list[Instance]:
         return [i for i in self.instances.values() if i.op == op]
 
+    def _by_bucket(self, op: str) -> dict[Hashable, list[Instance]]:
+        """The declared instances of ``op`` grouped by their family's ``bucket`` (rebuilt when
+        the declared instances change)."""
+        state = (len(self.instances), id(next(reversed(self.instances.values()), None)))
+        cached = self._buckets.get(op)
+        if cached is None or cached[0] != state:
+            groups: dict[Hashable, list[Instance]] = {}
+            for inst in self.of_op(op):
+                groups.setdefault(self.family(inst).bucket(inst.key), []).append(inst)
+            cached = self._buckets[op] = (state, groups)
+        return cached[1]
+
     # identity ---------------------------------------------------------------------------------
     def job(self, inst: Instance) -> CompileJob:
         """The compile job of an instance (rendered once, then memoised)."""
@@ -217,20 +263,36 @@ class Registry:
         return report
 
     # selecting --------------------------------------------------------------------------------
-    def candidates(self, problem: ProblemBase) -> tuple[list[Candidate], dict[str, str]]:
-        """Instances that support ``problem``, and ``{name: reason}`` for those that do not."""
+    def candidates(self, problem: ProblemBase) -> tuple[list[Candidate], Rejections]:
+        """Instances that support ``problem``, and ``{name: reason}`` for those that do not.
+
+        Only the instances whose family's ``bucket`` is the problem's (the op's ``bucket``), or
+        None, are checked; the others are rejected, with their reason computed when read."""
+        operator = self.catalog.op(problem.op)
+        groups = self._by_bucket(problem.op)
+        want = operator.bucket(problem)
+        if want is None:
+            checked, deferred = [i for g in groups.values() for i in g], []
+        else:
+            checked = groups.get(want, []) + groups.get(None, [])
+            deferred = [g for b, g in groups.items() if b is not None and b != want]
         ok, rejected = [], {}
-        for inst in self.of_op(problem.op):
+        for inst in checked:
             fam = self.family(inst)
-            reason = self._failed.get(inst.name) and "failed to compile"
-            if not reason and self.settings.deterministic and not fam.deterministic(inst.key):
-                reason = "not deterministic (set CKCORE_DETERMINISTIC=0 to allow)"
-            reason = reason or fam.supports(inst.key, problem)
+            reason = self._rejection(inst, fam, problem)
             if reason:
                 rejected[inst.name] = reason
             else:
-                ok.append(Candidate(inst, fam, self.catalog.op(problem.op)))
-        return ok, rejected
+                ok.append(Candidate(inst, fam, operator))
+        return ok, Rejections(self, problem, rejected, deferred)
+
+    def _rejection(self, inst: Instance, fam: KernelFamily, problem: ProblemBase) -> str | None:
+        """Why ``inst`` cannot run ``problem`` (compile failure, determinism, ``supports``)."""
+        if self._failed.get(inst.name):
+            return "failed to compile"
+        if self.settings.deterministic and not fam.deterministic(inst.key):
+            return "not deterministic (set CKCORE_DETERMINISTIC=0 to allow)"
+        return fam.supports(inst.key, problem)
 
     def select(self, problem: ProblemBase) -> Selection:
         """The instance to run ``problem`` with, and why (memoised per problem).

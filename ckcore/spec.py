@@ -8,6 +8,7 @@ Plugins subclass these and pass instances to the ``register`` callbacks of the
 from __future__ import annotations
 
 import abc
+from collections.abc import Hashable
 from typing import Any, Callable, Mapping
 
 import attrs
@@ -48,6 +49,12 @@ class Operator(abc.ABC):
     def problem(self, **fields) -> ProblemBase:
         """Build and validate a problem. :raises UnsupportedProblem: a bad field."""
         return self.problem_cls(**fields)
+
+    def bucket(self, problem: ProblemBase) -> Hashable | None:
+        """The bucket of ``problem`` (e.g. its dtype and layout): only instances whose family's
+        :meth:`KernelFamily.bucket` returns it, or None, are checked for it; None (the
+        default): every instance is checked."""
+        return None
 
     @abc.abstractmethod
     def problem_from_tensors(self, **tensors) -> ProblemBase:
@@ -156,6 +163,13 @@ class KernelFamily(abc.ABC):
         per (device, stream, instance, name). The kernel must leave every byte it relies on
         being zero (counters, atomic accumulators) at zero when it finishes."""
         return {}
+
+    def bucket(self, key: KeyBase) -> Hashable | None:
+        """A value that a problem's :meth:`Operator.bucket` must equal for ``key`` to support
+        it (e.g. ``(dtype, layout)``), so that selection skips ``supports`` for instances of
+        other buckets; ``supports`` must reject every problem of another bucket. None (the
+        default): checked for every problem."""
+        return None
 
     def deterministic(self, key: KeyBase) -> bool:
         """Whether the kernel gives bitwise-identical results run to run (atomics in floating

@@ -65,6 +65,10 @@ class TiledGemm(KernelFamily):
         """Warps that hold the accumulator tile."""
         return key.num_warps
 
+    def bucket(self, key: GemmKey):
+        """(dtype, layout): ``supports`` rejects every problem of another."""
+        return key.dtype, key.layout
+
     def supports(self, key: GemmKey, p: GemmProblem) -> str | None:
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"

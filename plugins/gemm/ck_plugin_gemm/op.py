@@ -43,6 +43,10 @@ class GemmOperator(Operator):
     output = "c"
     models_package = "ck_plugin_gemm"
 
+    def bucket(self, problem: GemmProblem):
+        """(dtype, layout), as the gemm families' ``bucket``."""
+        return problem.dtype, problem.layout
+
     def problem_from_tensors(self, a=None, b=None, c=None) -> GemmProblem:
         """The problem of torch tensors ``a`` [M,K], ``b`` [K,N] (and ``c`` [M,N]); layout and
         leading dimensions come from the strides. :raises UnsupportedProblem:"""

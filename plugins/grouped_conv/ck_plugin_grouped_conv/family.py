@@ -106,6 +106,10 @@ class ConvFamily(KernelFamily):
         """(tile extent holding the block's output channels, extent holding its input channels)."""
         raise NotImplementedError
 
+    def bucket(self, key: ConvKey):
+        """(dtype, channels-last): ``supports`` rejects every problem of another."""
+        return key.dtype, key.channels_last
+
     def supports(self, key: ConvKey, p: ConvProblem) -> str | None:
         return self._match_reason(key, p) or self._tile_reason(key, p) or self._launch_reason(key, p)
 

@@ -89,6 +89,10 @@ class ConvOperator(Operator):
             raise UnsupportedProblem("fields", sorted(fields), f"the fields of {self.problem_cls.__name__} ({exc})",
                                      op=self.name) from None
 
+    def bucket(self, problem: ConvProblem):
+        """(dtype, channels-last), as the conv and depthwise families' ``bucket``."""
+        return problem.dtype, problem.layout.channels_last
+
     def problem_from_tensors(self, *, stride=None, pad=None, dilation=None, groups: int = 1, **tensors) -> ConvProblem:
         """The problem of torch tensors in this op's names (all three needed for backward-data's
         input size; the output may be omitted otherwise), with ``stride``, ``pad``, ``dilation``

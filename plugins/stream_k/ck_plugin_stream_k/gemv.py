@@ -73,6 +73,10 @@ class GemvGemm(KernelFamily):
             reasons.append(f"{regs:.0f} fp32 registers per thread for the B tile and accumulators > 160")
         return reasons
 
+    def bucket(self, key: GemvKey):
+        """(dtype, layout): ``supports`` rejects every problem of another."""
+        return key.dtype, key.layout
+
     def supports(self, key: GemvKey, p: GemmProblem) -> str | None:
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"
