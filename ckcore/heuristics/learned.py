@@ -8,6 +8,8 @@ match what the plugins produce, it ranks with ``rules`` and says so in the note.
 
 from __future__ import annotations
 
+import functools
+
 import json
 import math
 import threading
@@ -44,21 +46,24 @@ def pair_features(operator, family, problem, key, arch: ArchSpec, device: Device
     family's kernel features), ``x_*`` (the family's pair features and the log of the ``rules``
     estimate) and ``fam_<family>`` = 1."""
     out = dict(p_features if p_features is not None else problem_features(operator, problem))
-    out.update({f"k_{k}": float(v) for k, v in family.features(key).items()})
+    out.update(_kernel_features(family, key))
     out.update({f"x_{k}": float(v) for k, v in family.pair_features(key, problem, arch).items()})
     out["x_rules_log_ms"] = math.log(max(family.estimate_ms(key, problem, arch, device), 1e-6))
     out[f"fam_{family.name}"] = 1.0
     return out
 
 
+@functools.lru_cache(maxsize=65536)
+def _kernel_features(family, key) -> dict[str, float]:
+    """The family's kernel features of ``key``, prefixed ``k_`` (static per instance: cached)."""
+    return {f"k_{k}": float(v) for k, v in family.features(key).items()}
+
+
 def feature_matrix(rows: Sequence[dict[str, float]], names: Sequence[str]) -> np.ndarray:
     """Rows of features in ``names`` order; an absent family flag is 0, any other absent
     feature NaN (LightGBM's missing value)."""
-    x = np.full((len(rows), len(names)), np.nan)
-    for j, name in enumerate(names):
-        default = 0.0 if name.startswith("fam_") else np.nan
-        x[:, j] = [r.get(name, default) for r in rows]
-    return x
+    defaults = [(name, 0.0 if name.startswith("fam_") else np.nan) for name in names]
+    return np.array([[r.get(name, d) for name, d in defaults] for r in rows], dtype=float).reshape(len(rows), len(names))
 
 
 class Model:
