@@ -287,6 +287,13 @@ class ConvBwdData(ConvFamily):
         return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
 
 
+# The longest backward-weight reduction (N·output pixels) one unsplit fp32 tensor-core accumulator
+# takes. Measured on an H200 (benchmarks/datasets/grouped_conv_bwd_weight_h200.jsonl.gz): every
+# unsplit instance passed its check up to 524288 products and all four failed at 1906624 (bf16,
+# max abs error 24.8 against a tolerance of ~21, where split instances erred by 14-18).
+MAX_UNSPLIT_REDUCTION = 2**19
+
+
 class ConvBwdWeight(ConvFamily):
     """Backward-weight: per filter tap, rows are output channels, columns input channels,
     reduction N·output pixels, optionally split over ``split_k`` programs."""
@@ -331,6 +338,9 @@ class ConvBwdWeight(ConvFamily):
         reason = super().supports(key, p)
         if reason is None and key.split_k > 1 and math.ceil(p.N * p.out_pixels / key.block_k) < key.split_k:
             return f"N·output pixels = {p.N * p.out_pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
+        if reason is None and key.split_k == 1 and p.N * p.out_pixels > MAX_UNSPLIT_REDUCTION:
+            return (f"N·output pixels = {p.N * p.out_pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator "
+                    "(split_k > 1 instances divide it)")
         return reason
 
     def workspaces(self, key, p):

@@ -65,3 +65,22 @@ def test_every_default_instance(reg, op, dtype, cl):
         p = problem_for(reg, inst)
         assert reg.family(inst).supports(inst.key, p) is None, (inst.name, p.name, reg.family(inst).supports(inst.key, p))
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+def test_long_backward_weight_reductions_need_a_split(reg):
+    """Unsplit backward-weight instances refuse reductions beyond MAX_UNSPLIT_REDUCTION (one fp32
+    tensor-core accumulator drifted past the bf16 tolerance at 1.9 M products on an H200); split
+    instances, the generic ones included, still serve them, so selection always finds one."""
+    from ck_plugin_grouped_conv.family import MAX_UNSPLIT_REDUCTION
+
+    p = reg.problem("grouped_conv_bwd_weight", ndim=3, N=64, G=1, C=32, K=32, spatial=[31, 31, 31],
+                    filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1], dtype="bf16",
+                    layout="ndhwgc")
+    assert p.N * p.out_pixels > MAX_UNSPLIT_REDUCTION
+    cands, rejected = reg.candidates(p)
+    conv = [c.instance for c in cands if c.instance.family == "conv_bwd_weight"]
+    assert conv and all(i.key.split_k > 1 for i in conv)
+    unsplit = [i for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "conv_bwd_weight"
+               and i.key.split_k == 1 and i.key.dtype.value == "bf16" and i.key.channels_last and i.key.groups_per_block == 1]
+    assert unsplit and all("in one accumulator" in rejected[i.name] for i in unsplit)
+    assert any(i.key.access.value == "generic" for i in conv)
