@@ -8,7 +8,7 @@ import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
-from ck_plugin_grouped_conv.family import ConvFamily, access_features
+from ck_plugin_grouped_conv.family import ConvFamily, access_features, unit_stride_reason
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 
@@ -109,9 +109,7 @@ class DwBwdData(DwFamily):
         return (math.ceil(p.N * p.pixels / key.block_p), math.ceil(p.C / key.block_c), 1)
 
     def supports(self, key, p):
-        if key.unit_stride and any(s != 1 for s in p.stride):
-            return f"unit-stride kernel, stride {list(p.stride)}"
-        return super().supports(key, p)
+        return unit_stride_reason(key, p) or super().supports(key, p)
 
 
 class DwBwdWeight(DwFamily):

@@ -30,7 +30,24 @@ def _contiguous_sizes(key: GemmKey) -> tuple[str, ...]:
     return tuple(sorted({a, b, "N"}))
 
 
-class TiledGemm(KernelFamily):
+class GemmMatch:
+    """What every gemm family shares: an instance serves one (dtype, layout), its ``bucket``."""
+
+    def bucket(self, key):
+        """(dtype, layout): ``supports`` rejects every problem of another."""
+        return key.dtype, key.layout
+
+    @staticmethod
+    def match_reason(key, p: GemmProblem) -> str | None:
+        """Why ``key``'s dtype or layout is not ``p``'s, or None."""
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if key.layout is not p.layout:
+            return f"layout {key.layout.value} != {p.layout.value}"
+        return None
+
+
+class TiledGemm(GemmMatch, KernelFamily):
     """Tiled GEMM for every layout and dtype; ``aligned=False`` keys are the generic fallback."""
 
     name = "gemm_tiled"
@@ -65,17 +82,10 @@ class TiledGemm(KernelFamily):
         """Warps that hold the accumulator tile."""
         return key.num_warps
 
-    def bucket(self, key: GemmKey):
-        """(dtype, layout): ``supports`` rejects every problem of another."""
-        return key.dtype, key.layout
-
     def supports(self, key: GemmKey, p: GemmProblem) -> str | None:
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if key.layout is not p.layout:
-            return f"layout {key.layout.value} != {p.layout.value}"
-        if not key.aligned:
-            return None
+        reason = self.match_reason(key, p)
+        if reason or not key.aligned:
+            return reason
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         for field in ("lda", "ldb", "ldc"):

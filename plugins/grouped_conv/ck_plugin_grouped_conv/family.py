@@ -66,6 +66,13 @@ def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
     return out
 
 
+def unit_stride_reason(key, p: ConvProblem) -> str | None:
+    """Why a backward-data ``unit_stride`` key cannot run ``p`` (a stride above 1), or None."""
+    if key.unit_stride and any(s != 1 for s in p.stride):
+        return f"unit-stride kernel, stride {list(p.stride)}"
+    return None
+
+
 class ConvFamily(KernelFamily):
     """Shared behaviour of the three implicit-GEMM families."""
 
@@ -278,9 +285,7 @@ class ConvBwdData(ConvFamily):
         return key.block_k, key.block_n
 
     def supports(self, key, p):
-        if key.unit_stride and any(s != 1 for s in p.stride):
-            return f"unit-stride kernel, stride {list(p.stride)}"
-        return super().supports(key, p)
+        return unit_stride_reason(key, p) or super().supports(key, p)
 
     def grid(self, key, p):
         rows, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)

@@ -20,6 +20,7 @@ from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+from ck_plugin_gemm.family import GemmMatch
 from ck_plugin_gemm.problem import GemmProblem, Layout
 
 __all__ = ["GemvKey", "GemvGemm"]
@@ -54,7 +55,7 @@ _CFG = {"c": [(r, 32, 256, s, 4) for r in (1, 2, 4, 8, 16) for s in (1, 4)],
         "r": [(r, 256, 32, s, 4) for r in (1, 2, 4, 8, 16) for s in (1, 4)]}
 
 
-class GemvGemm(KernelFamily):
+class GemvGemm(GemmMatch, KernelFamily):
     """GEMV-style small-M GEMM on CUDA cores, any alignment."""
 
     name = "gemm_gemv"
@@ -73,15 +74,10 @@ class GemvGemm(KernelFamily):
             reasons.append(f"{regs:.0f} fp32 registers per thread for the B tile and accumulators > 160")
         return reasons
 
-    def bucket(self, key: GemvKey):
-        """(dtype, layout): ``supports`` rejects every problem of another."""
-        return key.dtype, key.layout
-
     def supports(self, key: GemvKey, p: GemmProblem) -> str | None:
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if key.layout is not p.layout:
-            return f"layout {key.layout.value} != {p.layout.value}"
+        reason = self.match_reason(key, p)
+        if reason:
+            return reason
         if p.M > key.rows:
             return f"M={p.M} > rows={key.rows}"
         if p.M * p.ldc > INT32_MAX or (p.layout.a == "r" and p.M * p.lda > INT32_MAX):
