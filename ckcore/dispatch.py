@@ -63,11 +63,12 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     """
     spec = registry.catalog.op(op)
     problem = registry.coerce_problem(op, problem)
-    unknown = set(tensors) - set(spec.inputs) - {spec.output}
+    unknown = set(tensors) - set(spec.inputs) - set(spec.optional_inputs) - {spec.output}
     if unknown:
         name = sorted(unknown)[0]
-        raise UnsupportedProblem(name, "<tensor>", f"tensors named {', '.join(spec.inputs + (spec.output,))}", op=op)
-    for name in spec.inputs:
+        known = spec.inputs + spec.optional_inputs + (spec.output,)
+        raise UnsupportedProblem(name, "<tensor>", f"tensors named {', '.join(known)}", op=op)
+    for name in spec.required_inputs(problem):
         if tensors.get(name) is None:
             raise UnsupportedProblem(name, None, "a torch tensor", op=op)
     spec.check_tensors(problem, tensors)
@@ -86,9 +87,10 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     if instance is None:
         inst = registry.select(problem).instance
     else:
-        inst = registry.instances.get(instance)
+        inst = registry.instances.get(instance) or registry.derived(instance)
         if inst is None or inst.op != op:
             raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
+        inst = registry.specialized(inst, problem)
     plan = registry.plan(inst, problem)
     if plan.reason:
         raise UnsupportedProblem("instance", inst.name, f"an instance supporting {problem.name} ({plan.reason})", op=op)

@@ -116,6 +116,7 @@ class Registry:
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
         self._buckets: dict[str, tuple[int, dict[Hashable, list[Instance]]]] = {}
+        self._derived: dict[str, Instance] = {}
         from .workspace import Workspaces
 
         self.workspaces = Workspaces()
@@ -203,6 +204,30 @@ class Registry:
             cached = self._buckets[op] = (state, groups)
         return cached[1]
 
+    def specialized(self, inst: Instance, problem: ProblemBase) -> Instance:
+        """The instance that runs ``problem`` for declared ``inst``: ``inst`` itself, or the
+        variant its family's :meth:`~ckcore.spec.KernelFamily.specialize` derives (kept by name,
+        see :meth:`derived`; not added to :attr:`instances`).
+
+        :raises InvalidKernelKey: the variant is invalid on this arch.
+        """
+        fam = self.family(inst)
+        key = fam.specialize(inst.key, problem)
+        if key is inst.key or key == inst.key:
+            return inst
+        name = key.name
+        found = self._derived.get(name)
+        if found is None:
+            reasons = fam.check(key, self.arch)
+            if reasons:
+                raise InvalidKernelKey(name, reasons)
+            found = self._derived[name] = Instance.of(fam, key)
+        return found
+
+    def derived(self, name: str) -> Instance | None:
+        """A variant :meth:`specialized` derived, by name, or None."""
+        return self._derived.get(name)
+
     # identity ---------------------------------------------------------------------------------
     def job(self, inst: Instance) -> CompileJob:
         """The compile job of an instance (rendered once, then memoised)."""
@@ -279,6 +304,11 @@ class Registry:
         ok, rejected = [], {}
         for inst in checked:
             fam = self.family(inst)
+            try:
+                inst = self.specialized(inst, problem)
+            except InvalidKernelKey as exc:
+                rejected[inst.name] = f"its variant for this problem is invalid: {exc}"
+                continue
             reason = self._rejection(inst, fam, problem)
             if reason:
                 rejected[inst.name] = reason

@@ -39,6 +39,9 @@ class Operator(abc.ABC):
     problem_cls: type
     inputs: tuple[str, ...]
     output: str
+    #: Input tensors some problems read and others do not (e.g. a GEMM's bias); which ones a
+    #: problem reads is :meth:`required_inputs`.
+    optional_inputs: tuple[str, ...] = ()
     #: Other ``op`` values of suite lines this op accepts (the conv suite says ``grouped_conv``
     #: for all three directions).
     suite_ops: tuple[str, ...] = ()
@@ -49,6 +52,11 @@ class Operator(abc.ABC):
     def problem(self, **fields) -> ProblemBase:
         """Build and validate a problem. :raises UnsupportedProblem: a bad field."""
         return self.problem_cls(**fields)
+
+    def required_inputs(self, problem: ProblemBase) -> tuple[str, ...]:
+        """The input tensors ``problem`` reads: :attr:`inputs` plus those of
+        :attr:`optional_inputs` it names (default: :attr:`inputs`)."""
+        return self.inputs
 
     def bucket(self, problem: ProblemBase) -> Hashable | None:
         """The bucket of ``problem`` (e.g. its dtype and layout): only instances whose family's
@@ -170,6 +178,13 @@ class KernelFamily(abc.ABC):
         other buckets; ``supports`` must reject every problem of another bucket. None (the
         default): checked for every problem."""
         return None
+
+    def specialize(self, key: KeyBase, problem: ProblemBase) -> KeyBase:
+        """The key that runs ``problem`` in place of the declared ``key``: a variant compiled
+        for what the problem adds to the kernel's body (a GEMM's fused epilogue, batching),
+        while the declared key stands for its tile. The registry ranks and runs the returned
+        key, compiling it into the cache on first use. Default: ``key`` itself."""
+        return key
 
     def deterministic(self, key: KeyBase) -> bool:
         """Whether the kernel gives bitwise-identical results run to run (atomics in floating

@@ -10,6 +10,7 @@ from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 
+from .epilogue import GemmEpilogueMixin
 from .keys import GemmKey
 from .problem import GemmProblem
 from . import sets
@@ -30,21 +31,31 @@ def _contiguous_sizes(key: GemmKey) -> tuple[str, ...]:
     return tuple(sorted({a, b, "N"}))
 
 
-class GemmMatch:
-    """What every gemm family shares: an instance serves one (dtype, layout), its ``bucket``."""
+MAX_BATCH = 65535  # grid axis 1
+
+
+class GemmMatch(GemmEpilogueMixin):
+    """What every gemm family shares: an instance serves one (dtype, layout), its ``bucket``,
+    and one epilogue and batching (:class:`~ck_plugin_gemm.epilogue.GemmEpilogueMixin`)."""
 
     def bucket(self, key):
         """(dtype, layout): ``supports`` rejects every problem of another."""
         return key.dtype, key.layout
 
-    @staticmethod
-    def match_reason(key, p: GemmProblem) -> str | None:
-        """Why ``key``'s dtype or layout is not ``p``'s, or None."""
+    def match_reason(self, key, p: GemmProblem) -> str | None:
+        """Why ``key``'s dtype, layout, epilogue or batching is not ``p``'s, or None."""
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"
         if key.layout is not p.layout:
             return f"layout {key.layout.value} != {p.layout.value}"
-        return None
+        if p.batch > MAX_BATCH:
+            return f"batch={p.batch} > {MAX_BATCH} (one grid axis)"
+        return self.variant_reason(key, p)
+
+    def variant_divisible(self, key) -> tuple[str, ...]:
+        """The epilogue pointers and batch strides an aligned kernel may assume divisible by 16
+        (``supports`` checks the strides; ``check_tensors`` the pointers, against ``ptr_align``)."""
+        return tuple(n for n in self.variant_signature(key, "*ptr") if n.endswith("_ptr") or n.startswith("stride_"))
 
 
 class TiledGemm(GemmMatch, KernelFamily):
@@ -88,7 +99,7 @@ class TiledGemm(GemmMatch, KernelFamily):
             return reason
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        for field in ("lda", "ldb", "ldc"):
+        for field in ("lda", "ldb", "ldc") + (("stride_a", "stride_b", "stride_c") if p.batch > 1 else ()):
             if getattr(p, field) % 16:
                 return f"needs {field} % 16 == 0 ({field}={getattr(p, field)})"
         for dim in _contiguous_sizes(key):
@@ -101,6 +112,10 @@ class TiledGemm(GemmMatch, KernelFamily):
         return None
 
     def signature(self, key: GemmKey) -> dict[str, str]:
+        """The family's own parameters, then the epilogue's and the batch's."""
+        return {**self.core_signature(key), **self.variant_signature(key, f"*{key.dtype.triton}")}
+
+    def core_signature(self, key: GemmKey) -> dict[str, str]:
         ptr = f"*{key.dtype.triton}"
         sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}
         sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc")})
@@ -113,15 +128,19 @@ class TiledGemm(GemmMatch, KernelFamily):
     def divisible_by_16(self, key: GemmKey) -> tuple[str, ...]:
         if not key.aligned:
             return ()
-        return ("a_ptr", "b_ptr", "c_ptr", "lda", "ldb", "ldc") + _contiguous_sizes(key)
+        return ("a_ptr", "b_ptr", "c_ptr", "lda", "ldb", "ldc") + _contiguous_sizes(key) + self.variant_divisible(key)
 
     def compile_options(self, key: GemmKey) -> dict[str, Any]:
         return {"num_warps": key.num_warps, "num_stages": key.num_stages}
 
     def grid(self, key: GemmKey, p: GemmProblem) -> tuple[int, int, int]:
-        return (math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n), 1, 1)
+        """One program per output tile (axis 0) and per matrix of the batch (axis 1)."""
+        return (math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n), p.batch, 1)
 
     def launch_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        return self.core_args(key, p, tensors, interpret=interpret) + self.variant_args(key, p, tensors)
+
+    def core_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         # The interpreter dots bf16 as integers; upcast there (TRITON_NOTES §5.1).
         upcast = interpret and key.dtype is DType.BF16
         return (tensors["a"], tensors["b"], tensors["c"], p.M, p.N, p.K, p.lda, p.ldb, p.ldc, upcast)

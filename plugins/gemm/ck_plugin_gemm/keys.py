@@ -7,6 +7,7 @@ import attrs
 from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
+from .epilogue import valid_epilogue, variant_suffix
 from .problem import Layout
 
 __all__ = ["GemmKey"]
@@ -16,7 +17,9 @@ __all__ = ["GemmKey"]
 class GemmKey(KeyBase):
     """One tiled GEMM kernel: dtype, layout, block M/N/K, group-M ordering, warps, stages, and
     ``aligned`` (assumes 16-byte-aligned pointers, leading dimensions and contiguous sizes
-    divisible by 16, 32-bit offsets) versus the generic fallback (no assumptions, 64-bit offsets)."""
+    divisible by 16, 32-bit offsets) versus the generic fallback (no assumptions, 64-bit offsets).
+    ``epilogue`` and ``batched`` name the fused epilogue and batching compiled in (see
+    :mod:`ck_plugin_gemm.epilogue`); kernel sets declare plain keys and the registry derives these."""
 
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
@@ -27,10 +30,13 @@ class GemmKey(KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     aligned: bool = attrs.field(default=True, validator=boolean)
+    epilogue: str = attrs.field(default="none", validator=valid_epilogue)
+    batched: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
         return (
             f"gemm_tiled_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
             f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}_{'a16' if self.aligned else 'generic'}"
+            + variant_suffix(self)
         )

@@ -9,6 +9,7 @@ import numpy as np
 
 from ckcore import DType, Operator, Tolerance, UnsupportedProblem
 
+from .epilogue import EPILOGUE_TENSORS, Bias, activation_numpy, activation_torch
 from .problem import GemmProblem
 
 __all__ = ["GemmOperator"]
@@ -35,42 +36,61 @@ def _layout_of(name: str, t, rows: int, cols: int) -> tuple[str, int]:
 
 
 class GemmOperator(Operator):
-    """C[M,N] = A[M,K] @ B[K,N] with fp32 accumulation; tensors ``a``, ``b``, optional ``c``."""
+    """C[M,N] = act(alpha · A[M,K] @ B[K,N] + beta · C_in + bias + D...) with fp32 accumulation,
+    optionally batched; tensors ``a``, ``b``, the problem's epilogue tensors (``c_in``, ``bias``,
+    ``d0``...) and optional ``c``."""
 
     name = "gemm"
     problem_cls = GemmProblem
     inputs = ("a", "b")
+    optional_inputs = EPILOGUE_TENSORS
     output = "c"
+
+    def required_inputs(self, problem: GemmProblem) -> tuple[str, ...]:
+        """``a``, ``b`` and the epilogue tensors ``problem`` names."""
+        return self.inputs + problem.epilogue_tensors()
     models_package = "ck_plugin_gemm"
 
     def bucket(self, problem: GemmProblem):
         """(dtype, layout), as the gemm families' ``bucket``."""
         return problem.dtype, problem.layout
 
-    def problem_from_tensors(self, a=None, b=None, c=None) -> GemmProblem:
-        """The problem of torch tensors ``a`` [M,K], ``b`` [K,N] (and ``c`` [M,N]); layout and
-        leading dimensions come from the strides. :raises UnsupportedProblem:"""
+    def problem_from_tensors(self, a=None, b=None, c=None, **epilogue) -> GemmProblem:
+        """The problem of torch tensors ``a`` [M,K], ``b`` [K,N] (and ``c`` [M,N]), each with an
+        optional leading batch dimension (a 2-D ``b`` is shared by the batch); layout, leading
+        dimensions and batch strides come from the strides. Epilogue fields (``alpha``, ``beta``,
+        ``bias``, ``num_d``, ``activation``) pass through as keywords.
+        :raises UnsupportedProblem:"""
         for name, t in (("a", a), ("b", b)):
             if t is None or not hasattr(t, "stride"):
                 raise UnsupportedProblem(name, t, "a torch tensor", op="gemm")
-            if t.dim() != 2:
-                raise UnsupportedProblem(f"{name}.dim", t.dim(), "2 (a matrix)", op="gemm")
-        (M, K), (K2, N) = a.shape, b.shape
+            if t.dim() not in (2, 3):
+                raise UnsupportedProblem(f"{name}.dim", t.dim(), "2 (a matrix) or 3 (a batch of matrices)", op="gemm")
+        batch = a.shape[0] if a.dim() == 3 else 1
+        if b.dim() == 3 and (a.dim() != 3 or b.shape[0] != batch):
+            raise UnsupportedProblem("b.shape", tuple(b.shape), f"[K, N] or [{batch}, K, N] (batch from a.shape = {tuple(a.shape)})", op="gemm")
+        a2, b2 = (a[0] if a.dim() == 3 else a), (b[0] if b.dim() == 3 else b)
+        (M, K), (K2, N) = a2.shape, b2.shape
         if K2 != K:
             raise UnsupportedProblem("b.shape", tuple(b.shape), f"[{K}, N] (K from a.shape = {tuple(a.shape)})", op="gemm")
         dtype = DType.from_torch(a.dtype)
         if dtype is None:
             raise UnsupportedProblem("a.dtype", str(a.dtype), "torch.float16, torch.bfloat16 or torch.float32", op="gemm")
-        la, lda = _layout_of("a", a, M, K)
-        lb, ldb = _layout_of("b", b, K, N)
-        fields = dict(M=M, N=N, K=K, dtype=dtype, layout=la + lb + "r", lda=lda, ldb=ldb)
+        la, lda = _layout_of("a", a2, M, K)
+        lb, ldb = _layout_of("b", b2, K, N)
+        fields = dict(M=M, N=N, K=K, dtype=dtype, layout=la + lb + "r", lda=lda, ldb=ldb, **epilogue)
         tensors = [a, b]
         if c is not None:
-            lc, ldc = _layout_of("c", c, *c.shape) if c.dim() == 2 else ("?", 0)
+            c2 = c[0] if c.dim() == 3 else c
+            lc, ldc = _layout_of("c", c2, *c2.shape) if c2.dim() == 2 else ("?", 0)
             if lc != "r":
                 raise UnsupportedProblem("c.stride", tuple(c.stride()), "row-major (stride (ldc, 1))", op="gemm")
             fields["ldc"] = ldc
             tensors.append(c)
+        if batch > 1:
+            fields.update(batch=batch, stride_a=a.stride(0), stride_b=b.stride(0) if b.dim() == 3 else 0)
+            if c is not None and c.dim() == 3:
+                fields["stride_c"] = c.stride(0)
         fields["ptr_align"] = min(_ptr_align(t) for t in tensors)
         problem = GemmProblem(**fields)
         self.check_tensors(problem, {"a": a, "b": b, "c": c})
@@ -79,21 +99,27 @@ class GemmOperator(Operator):
     def check_tensors(self, problem: GemmProblem, tensors: Mapping[str, Any]) -> None:
         shapes, strides = problem.tensor_shapes(), problem.tensor_strides()
         torch_dtype = problem.dtype.torch
-        for name in ("a", "b", "c"):
+        for name in self.optional_inputs:
+            if name not in shapes and tensors.get(name) is not None:
+                raise UnsupportedProblem(name, "<tensor>", f"absent: the problem's epilogue ({problem.epilogue}) does not read it", op="gemm")
+        for name in ("a", "b", "c", *problem.epilogue_tensors()):
             t = tensors.get(name)
             if t is None:
                 continue
             if not hasattr(t, "data_ptr"):
                 raise UnsupportedProblem(name, type(t).__name__, "a torch tensor", op="gemm")
-            if tuple(t.shape) != shapes[name]:
-                raise UnsupportedProblem(f"{name}.shape", tuple(t.shape), f"{list(shapes[name])}", op="gemm")
+            shape, stride = shapes[name], strides[name]
+            if problem.batch > 1 and name in ("a", "b") and stride[0] == 0 and t.dim() == 2:
+                shape, stride = shape[1:], stride[1:]  # one matrix shared by the batch
+            if tuple(t.shape) != shape:
+                raise UnsupportedProblem(f"{name}.shape", tuple(t.shape), f"{list(shape)}", op="gemm")
             if t.dtype != torch_dtype:
                 raise UnsupportedProblem(f"{name}.dtype", str(t.dtype), f"{torch_dtype} (problem dtype {problem.dtype.value})", op="gemm")
-            for dim, (size, have, want) in enumerate(zip(t.shape, t.stride(), strides[name])):
+            for dim, (size, have, want) in enumerate(zip(t.shape, t.stride(), stride)):
                 if size > 1 and have != want:
                     raise UnsupportedProblem(
                         f"{name}.stride", tuple(t.stride()),
-                        f"{strides[name]} (layout {problem.layout.value}, ld as the problem says; size-1 dims are free)",
+                        f"{stride} (layout {problem.layout.value}, ld and batch strides as the problem says; size-1 dims are free)",
                         op="gemm",
                     )
             if t.data_ptr() % problem.ptr_align:
@@ -102,63 +128,92 @@ class GemmOperator(Operator):
     def empty_output(self, problem: GemmProblem, like) -> Any:
         import torch
 
-        return torch.empty_strided((problem.M, problem.N), (problem.ldc, 1), dtype=problem.dtype.torch, device=like.device)
+        shape, strides = problem.tensor_shapes()["c"], problem.tensor_strides()["c"]
+        if problem.batch > 1 and problem.stride_c != problem.matrix_spans()["c"]:
+            storage = torch.empty(problem.batch * problem.stride_c, dtype=problem.dtype.torch, device=like.device)
+            return storage.as_strided(shape, strides)
+        return torch.empty_strided(shape, strides, dtype=problem.dtype.torch, device=like.device)
 
     def random_inputs(self, problem: GemmProblem, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """Standard-normal A [M,K] and B [K,N], rounded to the problem's dtype (float64 arrays)."""
-        a = problem.dtype.round_numpy(rng.standard_normal((problem.M, problem.K)))
-        b = problem.dtype.round_numpy(rng.standard_normal((problem.K, problem.N)))
-        return {"a": a, "b": b}
+        """Standard-normal A, B and epilogue tensors (logical shapes, :meth:`GemmProblem.tensor_shapes`),
+        rounded to the problem's dtype (float64 arrays)."""
+        return {name: problem.dtype.round_numpy(rng.standard_normal(shape))
+                for name, shape in problem.tensor_shapes().items() if name != "c"}
 
     def to_torch(self, problem: GemmProblem, arrays, device) -> dict[str, Any]:
-        """Tensors with the problem's layout and leading dimensions (padding filled with NaN,
-        so a kernel that reads it is caught)."""
+        """Tensors with the problem's layout, leading dimensions and batch strides (padding
+        filled with NaN, so a kernel that reads it is caught)."""
         import torch
 
         return {name: self._laid_out(problem, name, torch.from_numpy(np.ascontiguousarray(arrays[name])), device)
-                for name in ("a", "b")}
+                for name in arrays}
 
     def random_tensors(self, problem: GemmProblem, seed: int, device) -> dict[str, Any]:
-        """Standard-normal A and B generated on ``device`` (fast for large problems)."""
+        """Standard-normal A, B and epilogue tensors generated on ``device`` (fast for large problems)."""
         import torch
 
         g = torch.Generator(device=device).manual_seed(seed)
-        shapes = problem.tensor_shapes()
-        return {name: self._laid_out(problem, name, torch.randn(shapes[name], generator=g, device=device,
-                                                                dtype=torch.float32), device)
-                for name in ("a", "b")}
+        return {name: self._laid_out(problem, name, torch.randn(shape, generator=g, device=device, dtype=torch.float32), device)
+                for name, shape in problem.tensor_shapes().items() if name != "c"}
 
     @staticmethod
     def _laid_out(problem: GemmProblem, name: str, logical, device):
+        """``logical`` (the tensor's logical shape) copied into storage of the problem's strides."""
         import torch
 
-        rows, cols = logical.shape
-        row_major = (problem.layout.a if name == "a" else problem.layout.b) == "r"
-        ld = problem.lda if name == "a" else problem.ldb
-        if row_major:
-            storage = torch.full((rows, ld), float("nan"), dtype=logical.dtype, device=logical.device)
-            storage[:, :cols] = logical
-            return storage.to(device=device, dtype=problem.dtype.torch)[:, :cols]
-        storage = torch.full((cols, ld), float("nan"), dtype=logical.dtype, device=logical.device)
-        storage[:, :rows] = logical.t()
-        return storage.to(device=device, dtype=problem.dtype.torch)[:, :rows].t()
+        shape, strides = problem.tensor_shapes()[name], problem.tensor_strides()[name]
+        # Storage large enough for the strides (stride 0 on the batch: one shared matrix).
+        extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+        storage = torch.full((extent,), float("nan"), dtype=problem.dtype.torch, device=device)
+        view = storage.as_strided(shape, strides)
+        if problem.batch > 1 and name in ("a", "b") and strides[0] == 0:
+            view[0].copy_(logical[0].to(device=device, dtype=problem.dtype.torch))  # the one shared matrix
+        else:
+            view.copy_(logical.to(device=device, dtype=problem.dtype.torch))
+        return view
 
     def reference(self, problem: GemmProblem, arrays) -> np.ndarray:
-        """A @ B in float64."""
-        return np.asarray(arrays["a"], np.float64) @ np.asarray(arrays["b"], np.float64)
+        """act(alpha · A @ B + beta · C_in + bias + sum D) in float64 (batched with a leading batch axis)."""
+        a, b = np.asarray(arrays["a"], np.float64), np.asarray(arrays["b"], np.float64)
+        if problem.batch > 1 and problem.stride_a == 0:
+            a = np.broadcast_to(a[:1], a.shape)
+        if problem.batch > 1 and problem.stride_b == 0:
+            b = np.broadcast_to(b[:1], b.shape)
+        out = np.matmul(a, b)
+        if problem.epilogue == "none":
+            return out
+        out = problem.alpha * out
+        if problem.beta != 0.0:
+            out = out + problem.beta * np.asarray(arrays["c_in"], np.float64)
+        if problem.bias is Bias.ROW:
+            out = out + np.asarray(arrays["bias"], np.float64)[:, None]
+        elif problem.bias is Bias.COL:
+            out = out + np.asarray(arrays["bias"], np.float64)
+        for i in range(problem.num_d):
+            out = out + np.asarray(arrays[f"d{i}"], np.float64)
+        return activation_numpy(problem.activation, out)
 
     def flops(self, problem: GemmProblem) -> float:
-        """2·M·N·K."""
-        return 2.0 * problem.M * problem.N * problem.K
+        """2·M·N·K per matrix of the batch (the epilogue's element-wise work is not counted)."""
+        return 2.0 * problem.M * problem.N * problem.K * problem.batch
 
     def min_bytes(self, problem: GemmProblem) -> float:
-        """(M·K + K·N + M·N) · bytes per element."""
-        return float(problem.M * problem.K + problem.K * problem.N + problem.M * problem.N) * problem.dtype.itemsize
+        """Every distinct input element read once and C written once: (M·K + K·N + M·N) per
+        matrix (A or B once when the batch shares it), plus C_in and D (M·N each) and the bias,
+        times bytes per element."""
+        p = problem
+        a = p.M * p.K * (1 if p.batch > 1 and p.stride_a == 0 else p.batch)
+        b = p.K * p.N * (1 if p.batch > 1 and p.stride_b == 0 else p.batch)
+        c_like = p.M * p.N * p.batch * (1 + (p.beta != 0.0) + p.num_d)
+        bias = {Bias.NONE: 0, Bias.ROW: p.M, Bias.COL: p.N}[p.bias]
+        return float(a + b + c_like + bias) * p.dtype.itemsize
 
     def tolerance(self, problem: GemmProblem) -> Tolerance:
-        """Output rounding (relative) plus accumulation error growing with sqrt(K) (absolute):
+        """Output rounding (relative) plus accumulation error growing with sqrt(K) (absolute),
+        scaled by |alpha| (the accumulated sum is scaled before the epilogue adds the rest; every
+        activation has slope at most 1.13, so it does not amplify the error):
         fp16 2^-10, bf16 2^-7 (the interpreter truncates), fp32 as tf32 (10-bit mantissa inputs)."""
-        root_k = math.sqrt(problem.K)
+        root_k = math.sqrt(problem.K) * max(1.0, abs(problem.alpha))
         if problem.dtype is DType.FP32:
             return Tolerance(atol=4 * 2**-10 * root_k, rtol=2e-3)
         if problem.dtype is DType.BF16:
@@ -166,15 +221,35 @@ class GemmOperator(Operator):
         return Tolerance(atol=1e-4 * root_k, rtol=2 * 2**-10)
 
     def torch_baseline(self, problem: GemmProblem, tensors):
-        """``torch.matmul(a, b, out=c)`` (cuBLAS on the GPU; tf32 allowed for fp32)."""
+        """``torch.matmul(a, b, out=c)`` (cuBLAS on the GPU; tf32 allowed for fp32), then the
+        epilogue as the unfused torch sequence: ``c *= alpha``, ``c += beta * c_in``, ``c += bias``,
+        ``c += d_i``, then the activation (in place where torch has one)."""
         import torch
 
         a, b, c = tensors["a"], tensors["b"], tensors.get("c")
         if c is None:
             c = self.empty_output(problem, a)
+        p = problem
+        bias = tensors.get("bias")
+        if bias is not None and p.bias is Bias.ROW:
+            bias = bias[:, None]
 
         def run():
-            return torch.matmul(a, b, out=c)
+            out = torch.matmul(a, b, out=c)
+            if p.epilogue == "none":
+                return out
+            if p.alpha != 1.0:
+                out.mul_(p.alpha)
+            if p.beta != 0.0:
+                out.add_(tensors["c_in"], alpha=p.beta)
+            if bias is not None:
+                out.add_(bias)
+            for i in range(p.num_d):
+                out.add_(tensors[f"d{i}"])
+            res = activation_torch(p.activation, out)
+            if res is not out:
+                out.copy_(res)
+            return out
 
         return run
 

@@ -4,16 +4,23 @@ Layouts spell A, B, C as ``r`` (row-major) or ``c`` (column-major): ``rcr`` is n
 forward (B is a [N,K] row-major weight read as its transpose). Leading dimensions (``lda``,
 ``ldb``, ``ldc``, in elements) default to packed storage. ``ptr_align`` is the byte alignment
 every base pointer is known to have (16 for fresh torch allocations).
+
+Fused epilogue (see :mod:`ck_plugin_gemm.epilogue`): ``C = act(alpha · (A @ B) + beta · C_in +
+bias + D_0 + ... + D_{num_d-1})``. Batched GEMM: ``batch`` matrices, ``stride_a``, ``stride_b``,
+``stride_c`` elements apart (``stride_a`` or ``stride_b`` 0: one matrix shared by the batch).
 """
 
 from __future__ import annotations
 
 import enum
+import math
 
 import attrs
 
 from ckcore import DType, ProblemBase, UnsupportedProblem
-from ckcore.keys import enum_converter, member_of, positive_int
+from ckcore.keys import canonical, enum_converter, int_in, member_of, positive_int
+
+from .epilogue import MAX_D, Activation, Bias, D_NAMES, epilogue_name
 
 __all__ = ["Layout", "GemmProblem", "MAX_DIM"]
 
@@ -48,6 +55,16 @@ def _optional_ld(instance, attribute, value):
         positive_int(instance, attribute, value)
 
 
+def _finite(instance, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UnsupportedProblem(attribute.name, value, "a finite number", op="gemm")
+
+
+def _optional_stride(instance, attribute, value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise UnsupportedProblem(attribute.name, value, "an integer >= 0 (elements between matrices of the batch)", op="gemm")
+
+
 def _ptr_align(instance, attribute, value):
     if value not in (1, 2, 4, 8, 16):
         raise UnsupportedProblem(attribute.name, value, "one of 1, 2, 4, 8, 16 (bytes)", op="gemm")
@@ -62,6 +79,13 @@ class GemmProblem(ProblemBase):
     :ivar layout: ``rcr``, ``rrr``, ``crr`` or ``ccr``.
     :ivar lda, ldb, ldc: leading dimensions in elements (None: packed).
     :ivar ptr_align: byte alignment of every base pointer (default 16).
+    :ivar alpha, beta: fp32 scales of A @ B and of ``c_in`` (``beta`` 0: no ``c_in`` tensor).
+    :ivar bias: ``none``, ``row`` (a length-M vector) or ``col`` (length N).
+    :ivar num_d: number of extra tensors ``d0``... of C's shape added (0 to 4).
+    :ivar activation: ``identity``, ``relu``, ``gelu`` (erf), ``gelu_tanh``, ``silu``, ``sigmoid``, ``tanh``.
+    :ivar batch: number of matrices (default 1); tensors gain a leading batch dimension.
+    :ivar stride_a, stride_b, stride_c: elements between consecutive matrices (None: packed;
+        0 allowed for A and B, which the batch then shares; C_in and D tensors use ``stride_c``).
     :raises UnsupportedProblem: any field out of range, naming the field.
     """
 
@@ -76,6 +100,20 @@ class GemmProblem(ProblemBase):
     ldb: int | None = attrs.field(default=None, validator=_optional_ld)
     ldc: int | None = attrs.field(default=None, validator=_optional_ld)
     ptr_align: int = attrs.field(default=16, validator=_ptr_align)
+    alpha: float = attrs.field(default=1.0, validator=_finite)
+    beta: float = attrs.field(default=0.0, validator=_finite)
+    bias: Bias = attrs.field(default=Bias.NONE, converter=enum_converter(Bias), validator=member_of(Bias))
+    num_d: int = attrs.field(default=0, validator=int_in(0, MAX_D))
+    activation: Activation = attrs.field(default=Activation.IDENTITY, converter=enum_converter(Activation),
+                                         validator=member_of(Activation))
+    batch: int = attrs.field(default=1, validator=_dim)
+    stride_a: int | None = attrs.field(default=None, validator=_optional_stride)
+    stride_b: int | None = attrs.field(default=None, validator=_optional_stride)
+    stride_c: int | None = attrs.field(default=None, validator=_optional_stride)
+
+    #: Fields left out of :meth:`to_dict` and :attr:`name` while they hold these defaults, so
+    #: plain problems keep their spelling (datasets, models and suites predate them).
+    _DEFAULTS = {"alpha": 1.0, "beta": 0.0, "bias": "none", "num_d": 0, "activation": "identity", "batch": 1}
 
     def __attrs_post_init__(self):
         packed = self.packed_ld()
@@ -85,6 +123,42 @@ class GemmProblem(ProblemBase):
                 object.__setattr__(self, field, least)
             elif value < least:
                 raise UnsupportedProblem(field, value, f">= {least} for layout {self.layout.value}", op="gemm")
+        spans = self.matrix_spans()
+        for field in ("stride_a", "stride_b", "stride_c"):
+            if self.batch == 1:
+                if getattr(self, field) is not None:
+                    raise UnsupportedProblem(field, getattr(self, field), "unset (None) when batch is 1", op="gemm")
+                continue
+            if getattr(self, field) is None:
+                object.__setattr__(self, field, spans[field[-1]])
+        if self.batch > 1 and self.stride_c < spans["c"]:
+            raise UnsupportedProblem("stride_c", self.stride_c, f">= {spans['c']} (M * ldc: the matrices of C may not overlap)", op="gemm")
+
+    def matrix_spans(self) -> dict[str, int]:
+        """Elements one packed matrix of A, B, C spans with the leading dimensions."""
+        return {"a": (self.M if self.layout.a == "r" else self.K) * self.lda,
+                "b": (self.K if self.layout.b == "r" else self.N) * self.ldb, "c": self.M * self.ldc}
+
+    @property
+    def epilogue(self) -> str:
+        """The epilogue identifier (:func:`~ck_plugin_gemm.epilogue.epilogue_name`): ``none`` for plain C = A @ B."""
+        return epilogue_name(scale=self.alpha != 1.0, c_in=self.beta != 0.0, bias=self.bias, num_d=self.num_d,
+                             activation=self.activation)
+
+    def epilogue_tensors(self) -> tuple[str, ...]:
+        """Names of the extra input tensors this problem reads: ``c_in``, ``bias``, ``d0``..."""
+        return (("c_in",) if self.beta != 0.0 else ()) + (("bias",) if self.bias is not Bias.NONE else ()) + D_NAMES[:self.num_d]
+
+    def to_dict(self) -> dict:
+        """The fields in canonical form; epilogue and batch fields only where they differ from plain."""
+        out = canonical(self)
+        for field, default in self._DEFAULTS.items():
+            if out[field] == default:
+                del out[field]
+        if self.batch == 1:
+            for field in ("stride_a", "stride_b", "stride_c"):
+                del out[field]
+        return out
 
     def packed_ld(self) -> dict[str, int]:
         """The smallest legal leading dimensions (those of packed storage)."""
@@ -102,13 +176,36 @@ class GemmProblem(ProblemBase):
                 s += f"_{field}{getattr(self, field)}"
         if self.ptr_align != 16:
             s += f"_pa{self.ptr_align}"
+        if self.epilogue != "none":
+            s += f"_{self.epilogue}"
+            if self.alpha != 1.0 or self.beta != 0.0:
+                s += f"_a{self.alpha:g}_b{self.beta:g}".replace("-", "m").replace(".", "p").replace("+", "")
+        if self.batch > 1:
+            s += f"_x{self.batch}"
+            spans = self.matrix_spans()
+            for field in ("stride_a", "stride_b", "stride_c"):
+                if getattr(self, field) != spans[field[-1]]:
+                    s += f"_s{field[-1]}{getattr(self, field)}"
         return s
 
-    def tensor_strides(self) -> dict[str, tuple[int, int]]:
-        """Strides (elements) of the logical [M,K], [K,N], [M,N] views of A, B, C."""
+    def tensor_strides(self) -> dict[str, tuple[int, ...]]:
+        """Strides (elements) of the logical [M,K], [K,N], [M,N] views of A, B, C (with a leading
+        batch stride when ``batch > 1``), and of the epilogue tensors: C_in and D as C, bias (1,)."""
         a = (self.lda, 1) if self.layout.a == "r" else (1, self.lda)
         b = (self.ldb, 1) if self.layout.b == "r" else (1, self.ldb)
-        return {"a": a, "b": b, "c": (self.ldc, 1)}
+        out = {"a": a, "b": b, "c": (self.ldc, 1)}
+        if self.batch > 1:
+            out = {n: (getattr(self, f"stride_{n}"), *s) for n, s in out.items()}
+        out.update({n: out["c"] for n in self.epilogue_tensors() if n != "bias"})
+        if self.bias is not Bias.NONE:
+            out["bias"] = (1,)
+        return out
 
-    def tensor_shapes(self) -> dict[str, tuple[int, int]]:
-        return {"a": (self.M, self.K), "b": (self.K, self.N), "c": (self.M, self.N)}
+    def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
+        """Shapes of A, B, C (and of the epilogue tensors), with a leading batch dimension when ``batch > 1``."""
+        lead = (self.batch,) if self.batch > 1 else ()
+        out = {"a": (*lead, self.M, self.K), "b": (*lead, self.K, self.N), "c": (*lead, self.M, self.N)}
+        out.update({n: out["c"] for n in self.epilogue_tensors() if n != "bias"})
+        if self.bias is not Bias.NONE:
+            out["bias"] = (self.M if self.bias is Bias.ROW else self.N,)
+        return out

@@ -13,6 +13,7 @@ import attrs
 from ckcore.arch import ArchSpec
 from ckcore.keys import boolean
 
+from .epilogue import variant_suffix
 from .family import INT32_MAX, TiledGemm, smem_bytes
 from .keys import GemmKey
 from .problem import GemmProblem
@@ -32,7 +33,8 @@ class TmaGemmKey(GemmKey):
     @property
     def name(self) -> str:
         return (f"gemm_tma_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
-                f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}")
+                f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}"
+                + variant_suffix(self))
 
 
 class TmaGemm(TiledGemm):
@@ -65,10 +67,9 @@ class TmaGemm(TiledGemm):
         return 8 if key.warp_specialize else key.num_warps
 
     def supports(self, key: TmaGemmKey, p: GemmProblem) -> str | None:
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if key.layout is not p.layout:
-            return f"layout {key.layout.value} != {p.layout.value}"
+        reason = self.match_reason(key, p)
+        if reason:
+            return reason
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         for field in ("lda", "ldb", "ldc"):
@@ -76,10 +77,14 @@ class TmaGemm(TiledGemm):
                 return f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)})"
         if max(p.M, p.N, p.K, p.lda, p.ldb, p.ldc) > INT32_MAX:
             return "sizes beyond 32-bit TMA coordinates"
+        if p.batch > 1:
+            for field in ("stride_a", "stride_b", "stride_c"):
+                if getattr(p, field) * p.dtype.itemsize % 16:
+                    return f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)})"
         return None
 
     def divisible_by_16(self, key: TmaGemmKey) -> tuple[str, ...]:
-        return ("a_ptr", "b_ptr", "c_ptr")
+        return ("a_ptr", "b_ptr", "c_ptr") + self.variant_divisible(key)
 
     def kernel_sets(self):
         from . import sets

@@ -24,6 +24,7 @@ class FixupGemm(TiledGemm):
     """Base of ``gemm_splitk`` and ``gemm_streamk`` (aligned problem class only)."""
 
     extra_ints: tuple[str, ...] = ()
+    batches = False
 
     def check(self, key: GemmKey, arch: ArchSpec) -> list[str]:
         reasons = super().check(key, arch)
@@ -31,8 +32,8 @@ class FixupGemm(TiledGemm):
             reasons.append(f"aligned=False: {self.name} instances assume the aligned problem class")
         return reasons
 
-    def signature(self, key: GemmKey) -> dict[str, str]:
-        base = super().signature(key)
+    def core_signature(self, key: GemmKey) -> dict[str, str]:
+        base = super().core_signature(key)
         ptrs = {n: t for n, t in base.items() if n.endswith("_ptr")}
         ints = {n: t for n, t in base.items() if not n.endswith("_ptr") and n != "UPCAST"}
         return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, **{n: "i32" for n in self.extra_ints},
@@ -49,10 +50,10 @@ class FixupGemm(TiledGemm):
         """Values of :attr:`extra_ints`."""
         return ()
 
-    def launch_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+    def core_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         import torch
 
-        a, b, c, *ints, upcast = super().launch_args(key, p, tensors, interpret=interpret)
+        a, b, c, *ints, upcast = super().core_args(key, p, tensors, interpret=interpret)
         ws = tensors[f"workspace_{self.workspace_name(key)}"].view(torch.float32)
         locks = tensors["workspace_counters"].view(torch.int32)
         return (a, b, c, ws, locks, *ints, *self.extra_args(key, p), upcast)

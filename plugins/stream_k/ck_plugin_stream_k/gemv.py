@@ -19,7 +19,8 @@ import attrs
 from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
-from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
+from ck_plugin_gemm.epilogue import valid_epilogue, variant_suffix
 from ck_plugin_gemm.family import GemmMatch
 from ck_plugin_gemm.problem import GemmProblem, Layout
 
@@ -42,11 +43,13 @@ class GemvKey(KeyBase):
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+    epilogue: str = attrs.field(default="none", validator=valid_epilogue)
+    batched: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
         return (f"gemm_gemv_{self.dtype.value}_{self.layout.value}_r{self.rows}_{self.block_n}x{self.block_k}"
-                f"_k{self.split_k}_w{self.num_warps}_s{self.num_stages}")
+                f"_k{self.split_k}_w{self.num_warps}_s{self.num_stages}" + variant_suffix(self))
 
 
 # (rows, block_n, block_k, split_k, num_warps) per B layout: "c" (K contiguous) reads along K,
@@ -63,6 +66,7 @@ class GemvGemm(GemmMatch, KernelFamily):
     key_cls = GemvKey
     template_package = "ck_plugin_stream_k"
     template = "gemm_gemv.py.j2"
+    batches = False
 
     def check(self, key: GemvKey, arch: ArchSpec) -> list[str]:
         reasons = []
@@ -91,7 +95,7 @@ class GemvGemm(GemmMatch, KernelFamily):
             sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
         sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc")})
         sig["UPCAST"] = "constexpr"
-        return sig
+        return {**sig, **self.variant_signature(key, ptr)}
 
     def constexprs(self, key: GemvKey) -> dict[str, Any]:
         return {"UPCAST": False}
@@ -116,7 +120,7 @@ class GemvGemm(GemmMatch, KernelFamily):
         args = [tensors["a"], tensors["b"], tensors["c"]]
         if key.split_k > 1:
             args += [tensors["workspace_partials"].view(torch.float32), tensors["workspace_counters"].view(torch.int32)]
-        return (*args, p.M, p.N, p.K, p.lda, p.ldb, p.ldc, False)
+        return (*args, p.M, p.N, p.K, p.lda, p.ldb, p.ldc, False, *self.variant_args(key, p, tensors))
 
     def kernel_sets(self):
         def full(arch: ArchSpec):

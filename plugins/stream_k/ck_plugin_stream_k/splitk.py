@@ -17,6 +17,7 @@ import attrs
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
+from ck_plugin_gemm.epilogue import variant_suffix
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem, Layout
 from ck_plugin_gemm.rules import estimate_ms
@@ -37,7 +38,7 @@ class SplitKKey(GemmKey):
     def name(self) -> str:
         return (f"gemm_splitk_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_k{self.split_k}_g{self.group_m}_w{self.num_warps}_s{self.num_stages}"
-                f"_{'det' if self.deterministic else 'atomic'}")
+                f"_{'det' if self.deterministic else 'atomic'}" + variant_suffix(self))
 
 
 # (block_m, block_n, block_k, num_warps, num_stages) for small-M problems

@@ -23,6 +23,7 @@ import attrs
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
+from ck_plugin_gemm.epilogue import variant_suffix
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem, Layout
 from ck_plugin_gemm.rules import estimate_ms
@@ -44,7 +45,7 @@ class StreamKKey(GemmKey):
     def name(self) -> str:
         return (f"gemm_streamk_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_p{self.programs}_{'dp' if self.hybrid else 'sk'}_g{self.group_m}_w{self.num_warps}"
-                f"_s{self.num_stages}")
+                f"_s{self.num_stages}" + variant_suffix(self))
 
 
 def dp_tiles(key: StreamKKey, p: GemmProblem) -> int:
