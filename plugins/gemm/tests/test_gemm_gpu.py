@@ -55,3 +55,60 @@ def test_runs_on_current_stream(registry):
         c = launch(registry, "gemm", p, {"a": a, "b": b})
     s.synchronize()
     torch.testing.assert_close(c.float(), (a.float() @ b.float()), rtol=2e-2, atol=2e-1)
+
+
+
+EPILOGUES = [{"bias": "col", "activation": "gelu"}, {"bias": "row", "activation": "gelu_tanh", "num_d": 1},
+             {"alpha": 0.5, "beta": 2.0, "activation": "silu"}, {"num_d": 2, "activation": "sigmoid"},
+             {"activation": "relu"}, {"bias": "col", "activation": "tanh"}]
+EPI_SHAPES = [(37, 45, 70), (1000, 1000, 1000), (16, 4096, 4096)]
+BATCHES = {"packed": {"batch": 8}, "shared_b": {"batch": 4, "stride_b": 0, "bias": "col", "activation": "gelu"},
+           "padded_c": {"batch": 3, "stride_c": 300 * 256 + 64}}
+TOP = 4  # ranked candidates checked per problem in the every-instance tests
+
+
+def _epilogue_problems(registry):
+    """(problem, how many of its ranked candidates the tests run) for every test below."""
+    out = [(registry.problem("gemm", M=M, N=N, K=K, dtype=d, layout="rcr", **f), 1)
+           for d in ("fp16", "bf16", "fp32") for f in EPILOGUES for M, N, K in EPI_SHAPES]
+    out += [(registry.problem("gemm", M=144, N=272, K=208, dtype="bf16", layout=lay, bias="col", activation="gelu",
+                              beta=1.0), TOP) for lay in ("rcr", "rrr", "crr", "ccr")]
+    out += [(registry.problem("gemm", M=300, N=256, K=192, dtype=d, layout="rcr", **f), TOP)
+            for d in ("fp16", "bf16", "fp32") for f in BATCHES.values()]
+    return out
+
+
+@pytest.fixture(scope="module")
+def variants(registry):
+    """Compile every epilogue and batch variant the tests run, in parallel, before they run."""
+    insts = {r.instance.name: r.instance for p, top in _epilogue_problems(registry) for r in registry.select(p).ranked[:top]}
+    report = registry.build(max_workers=16, progress=False, instances=list(insts.values()))
+    assert report.failed == 0, report.failures
+    return registry
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("fields", EPILOGUES, ids=lambda f: "_".join(f"{k}{v}" for k, v in f.items()))
+@pytest.mark.parametrize("shape", EPI_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_fused_epilogue_matches_reference(variants, dtype, fields, shape):
+    M, N, K = shape
+    p = variants.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout="rcr", **fields)
+    v = validate(variants, "gemm", p, seed=M + N, interpret=False)
+    assert v.passed, (variants.select(p).instance.name, v)
+
+
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+def test_top_instances_with_an_epilogue(variants, layout):
+    p = variants.problem("gemm", M=144, N=272, K=208, dtype="bf16", layout=layout, bias="col", activation="gelu", beta=1.0)
+    for r in variants.select(p).ranked[:TOP]:
+        v = validate(variants, "gemm", p, instance=r.instance.name, seed=5, interpret=False)
+        assert v.passed, (r.instance.name, v)
+
+
+@pytest.mark.parametrize("case", list(BATCHES))
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+def test_batched_matches_reference(variants, case, dtype):
+    p = variants.problem("gemm", M=300, N=256, K=192, dtype=dtype, layout="rcr", **BATCHES[case])
+    for r in variants.select(p).ranked[:TOP]:
+        v = validate(variants, "gemm", p, instance=r.instance.name, seed=7, interpret=False)
+        assert v.passed, (r.instance.name, v)
