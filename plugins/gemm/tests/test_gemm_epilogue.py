@@ -56,12 +56,14 @@ def test_every_layout_with_bias(reg, layout, bias):
     assert_matches_reference(reg, "gemm", p, interpret=True)
 
 
-@pytest.mark.parametrize("ws", [False, True])
-def test_tma_family_takes_the_epilogue_and_the_batch(reg, ws):
-    inst = reg.add("gemm_tma", TmaGemmKey(dtype="bf16", layout="rcr", block_m=64, block_n=64, block_k=32,
+@pytest.mark.parametrize("ws, block_n", [(False, 64), (True, 64), (False, 128), (True, 256)])
+def test_tma_family_takes_the_epilogue_and_the_batch(reg, ws, block_n):
+    # block_n 128 and 256: the epilogue runs on 2 and 4 column slices (subtiles); N = 328 leaves
+    # a partial last tile, and a slice entirely past N.
+    inst = reg.add("gemm_tma", TmaGemmKey(dtype="bf16", layout="rcr", block_m=64, block_n=block_n, block_k=32,
                                           num_warps=4, num_stages=3, warp_specialize=ws))
     for fields in ({"bias": "col", "activation": "gelu"}, {"alpha": 2.0, "num_d": 2, "batch": 3, "activation": "relu"}):
-        p = reg.problem("gemm", M=40, N=72, K=96, dtype="bf16", layout="rcr", **fields)
+        p = reg.problem("gemm", M=40, N=328, K=96, dtype="bf16", layout="rcr", **fields)
         variant = reg.specialized(inst, p)
         assert variant.key.epilogue == p.epilogue and variant.key.batched == (p.batch > 1)
         assert reg.family(variant).supports(variant.key, p) is None
