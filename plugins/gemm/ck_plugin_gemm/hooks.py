@@ -15,7 +15,9 @@ def ck_register_operators(register):
 @hookimpl
 def ck_register_kernel_families(register):
     from .family import TiledGemm
+    from .persistent import PersistentGemm
     from .tma import TmaGemm
 
     register(TiledGemm())
     register(TmaGemm())
+    register(PersistentGemm())

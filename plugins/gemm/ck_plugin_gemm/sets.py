@@ -116,3 +116,30 @@ def tma_full_set(arch: ArchSpec) -> list:
                                                 (2, 3), (8, 16)):
         cfgs16.append((bm, bn, bk, 4, s, g, True))  # warp-specialised (num_stages <= 3: see TmaGemm.check)
     return _tma_keys(cfgs16, cfgs32, arch)
+
+
+# (block_m, block_n, block_k, num_warps, num_stages, group_m, warp_specialize, flatten, subtile):
+# the persistent configurations of Triton's Hopper tutorial and Inductor's persistent_mm_configs
+# (TRITON_NOTES §1.2), with and without subtiling. Not yet measured here: the `full` set only.
+_PERSISTENT_16BIT = [(128, 256, 64, 8, 3, 8, False, True, False), (128, 256, 64, 8, 4, 8, False, True, True),
+                     (128, 256, 64, 8, 3, 8, False, True, True), (128, 128, 64, 8, 4, 8, False, True, False),
+                     (128, 128, 64, 8, 5, 8, False, True, True), (128, 128, 128, 8, 3, 8, False, True, False),
+                     (128, 128, 64, 4, 4, 8, False, True, True), (256, 128, 64, 8, 3, 8, False, True, True),
+                     (128, 256, 64, 4, 3, 8, True, False, False), (128, 128, 64, 4, 3, 8, True, False, False)]
+_PERSISTENT_FP32 = [(128, 128, 32, 8, 3, 8, False, True, False), (128, 128, 32, 8, 4, 8, False, True, True),
+                    (128, 256, 32, 8, 3, 8, False, True, True), (64, 128, 32, 4, 4, 8, False, True, True)]
+
+
+def persistent_full_set(arch: ArchSpec) -> list:
+    from .persistent import PersistentGemm, PersistentGemmKey
+
+    if not arch.tma:
+        return []
+    fam, keys = PersistentGemm(), []
+    for dtype, layout in itertools.product(DType, Layout):
+        for bm, bn, bk, w, s, g, ws, flat, sub in _PERSISTENT_FP32 if dtype is DType.FP32 else _PERSISTENT_16BIT:
+            key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, num_warps=w,
+                                    num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub)
+            if not fam.check(key, arch):
+                keys.append(key)
+    return keys
