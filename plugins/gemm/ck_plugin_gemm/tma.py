@@ -70,6 +70,11 @@ class TmaGemm(TiledGemm):
         reason = self.match_reason(key, p)
         if reason:
             return reason
+        if key.warp_specialize and p.epilogue != "none" and self.name == "gemm_tma":
+            # Measured on an H200: these kernels ran 1.55x slower with a fused bias + gelu than
+            # without it (geomean of 27 runs; the other families 1.03-1.14x), more than the
+            # epilogue saves (benchmarks/results/epilogue_probe_h200.jsonl).
+            return "warp-specialised gemm_tma kernels serve plain epilogues only (measured slow with a fused one)"
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         for field in ("lda", "ldb", "ldc"):

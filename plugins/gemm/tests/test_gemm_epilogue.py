@@ -62,9 +62,13 @@ def test_tma_family_takes_the_epilogue_and_the_batch(reg, ws, block_n):
     # a partial last tile, and a slice entirely past N.
     inst = reg.add("gemm_tma", TmaGemmKey(dtype="bf16", layout="rcr", block_m=64, block_n=block_n, block_k=32,
                                           num_warps=4, num_stages=3, warp_specialize=ws))
-    for fields in ({"bias": "col", "activation": "gelu"}, {"alpha": 2.0, "num_d": 2, "batch": 3, "activation": "relu"}):
+    for fields in ({"bias": "col", "activation": "gelu"}, {"alpha": 2.0, "num_d": 2, "batch": 3, "activation": "relu"},
+                   {"batch": 2}):
         p = reg.problem("gemm", M=40, N=328, K=96, dtype="bf16", layout="rcr", **fields)
         variant = reg.specialized(inst, p)
+        if ws and p.epilogue != "none":  # measured slow on the GPU: refused, with the reason
+            assert "plain epilogues only" in reg.family(variant).supports(variant.key, p)
+            continue
         assert variant.key.epilogue == p.epilogue and variant.key.batched == (p.batch > 1)
         assert reg.family(variant).supports(variant.key, p) is None
         assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True)
