@@ -94,7 +94,7 @@ class PersistentGemm(TmaGemm):
     def kernel_sets(self):
         from . import sets
 
-        return {"full": sets.persistent_full_set}
+        return {"default": sets.persistent_default_set, "full": sets.persistent_full_set}
 
     def estimate_ms(self, key: PersistentGemmKey, p, arch: ArchSpec, device: DeviceSpec) -> float:
         """The tiled GEMM's estimate (``rules.estimate_ms``); not fitted to this family yet."""
