@@ -85,7 +85,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     if out is None:
         out = spec.empty_output(problem, first)
     if instance is None:
-        inst = registry.select(problem).instance
+        inst, kernel = registry.selected_kernel(problem, interpret=interpret)
     else:
         inst = registry.instances.get(instance) or registry.derived(instance)
         if inst is None or inst.op != op:
@@ -94,7 +94,8 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     plan = registry.plan(inst, problem)
     if plan.reason:
         raise UnsupportedProblem("instance", inst.name, f"an instance supporting {problem.name} ({plan.reason})", op=op)
-    kernel = registry.load(inst, interpret=interpret)
+    if instance is not None:
+        kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
     for name, nbytes in plan.workspaces.items():
         launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.family}/{name}")

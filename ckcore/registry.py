@@ -348,6 +348,22 @@ class Registry:
         self._selections[problem] = sel
         return sel
 
+    def selected_kernel(self, problem: ProblemBase, *, interpret: bool = False) -> tuple[Instance, Any]:
+        """The selected instance for ``problem`` and its launchable kernel. An instance that
+        fails to compile (e.g. a derived epilogue variant that needs more shared memory than
+        its plain tile) is recorded as failed and the next ranked one is taken, so a compile
+        failure never reaches the caller while another instance supports the problem.
+
+        :raises NoKernelFound: no instance that compiles supports it.
+        """
+        while True:
+            inst = self.select(problem).instance
+            try:
+                return inst, self.load(inst, interpret=interpret)
+            except CompileError as exc:
+                self._failed[inst.name] = str(exc)
+                self._selections.clear()
+
     def compile_failure(self, name: str) -> str | None:
         """Why instance ``name`` failed to compile in :meth:`build`, or None."""
         return self._failed.get(name)

@@ -158,8 +158,9 @@ class TiledGemm(GemmMatch, KernelFamily):
         split = getattr(key, "split_k", 1)
         tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
         covered = key.block_m * math.ceil(p.M / key.block_m) * key.block_n * math.ceil(p.N / key.block_n)
-        return {**wave_features(tiles * split, arch.sm_count), "pad_waste": covered / (p.M * p.N) - 1.0,
-                "k_steps": math.ceil(p.K / key.block_k / split), "log_flops": math.log(2.0 * p.M * p.N * p.K)}
+        # A batch multiplies the programs and the work (the models were trained on batch 1).
+        return {**wave_features(tiles * split * p.batch, arch.sm_count), "pad_waste": covered / (p.M * p.N) - 1.0,
+                "k_steps": math.ceil(p.K / key.block_k / split), "log_flops": math.log(2.0 * p.M * p.N * p.K * p.batch)}
 
     def features(self, key: GemmKey) -> dict[str, float]:
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "group_m": key.group_m,

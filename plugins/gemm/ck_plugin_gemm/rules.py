@@ -48,12 +48,12 @@ def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec
     item = p.dtype.itemsize
     peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
     bw = device.mem_bandwidth_gbps * 1e9
-    tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n) * split_k
+    tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n) * split_k * p.batch
     k_pad = math.ceil(math.ceil(p.K / key.block_k) / split_k) * key.block_k
     per_sm = tiles / arch.sm_count if balanced else math.ceil(tiles / arch.sm_count)
     compute = per_sm * 2.0 * key.block_m * key.block_n * k_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
     busy = arch.sm_count if balanced else min(tiles, arch.sm_count)
-    min_bytes = (p.M * p.K + p.K * p.N + p.M * p.N) * item
+    min_bytes = (p.M * p.K + p.K * p.N + p.M * p.N) * item * p.batch
     if split_k > 1:  # partial tiles written and read back once, in fp32
         min_bytes += 2 * split_k * min(p.M, key.block_m * math.ceil(p.M / key.block_m)) * p.N * 4
     # Out-of-range rows and columns of a tile are masked or zero-filled: no traffic.

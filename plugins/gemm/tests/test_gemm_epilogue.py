@@ -173,3 +173,27 @@ def test_bad_epilogue_tensors(reg):
     out = launch(reg, "gemm", p, {"a": a, "b": b, "c_in": c_in, "bias": bias}, interpret=True)
     want = a.float() @ b.float() + c_in.float() + bias.float()[:, None]
     torch.testing.assert_close(out.float(), want, rtol=2e-3, atol=2e-2)
+
+
+def test_a_variant_that_fails_to_compile_gives_way_to_the_next(tmp_path, monkeypatch):
+    # On the GPU a derived variant can need more shared memory than its plain tile (an epilogue
+    # tensor converted through shared memory); dispatch must then run the next ranked instance.
+    from ckcore import CompileError
+
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    r.declare("gemm", "default")
+    p = r.problem("gemm", M=32, N=48, K=64, dtype="fp16", layout="rcr", beta=1.0, activation="relu")
+    first = r.select(p).instance
+    real_load = r.load
+
+    def load(inst, *, interpret=False):
+        if inst.name == first.name:
+            raise CompileError(inst.name, "sm_90", "needs 245784 B of shared memory")
+        return real_load(inst, interpret=interpret)
+
+    monkeypatch.setattr(r, "load", load)
+    a, b, c_in = (torch.randn(*s, dtype=torch.float16) for s in ((32, 64), (48, 64), (32, 48)))
+    out = launch(r, "gemm", p, {"a": a, "b": b.t(), "c_in": c_in}, interpret=True)
+    torch.testing.assert_close(out.float(), torch.relu(a.float() @ b.float().t() + c_in.float()), rtol=2e-3, atol=2e-2)
+    assert r.select(p).instance.name != first.name
+    assert r.compile_failure(first.name) and "failed to compile" in r.select(p).rejected[first.name]
