@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .dispatch import launch
-from .measure import compare_tensors, device_of, environment, poisoned_output, time_ms
+from .measure import compare_tensors, device_of, environment, poison, poisoned_output, time_ms
 from .registry import Registry
 
 __all__ = ["read_suite", "problem_fields", "bench_problem", "summarize", "geomean"]
@@ -50,11 +50,11 @@ def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool,
     ours[spec.output] = poisoned_output(registry, op, problem, tensors)
     # Dispatch once as users do: a selected instance that fails to compile gives way to the next.
     launch(registry, op, problem, ours, interpret=interpret)
-    ours[spec.output].fill_(float("nan"))
+    poison(ours[spec.output])
     sel = registry.select(problem)
     theirs = dict(tensors)
     theirs[spec.output] = spec.empty_output(problem, tensors[spec.inputs[0]])
-    theirs[spec.output].fill_(float("nan"))
+    poison(theirs[spec.output])
     ck_ms = time_ms(lambda: launch(registry, op, problem, ours, instance=sel.instance.name, interpret=interpret),
                     interpret=interpret, warmup=warmup, rep=rep)
     base = spec.torch_baseline(problem, theirs)
@@ -79,10 +79,9 @@ def float64_recompute(spec, problem, tensors):
     Float64 rather than float32: cuDNN's float32 backward-weight (TF32 off) was measured here
     off by up to 2-3% on some problems where every ckcore instance agreed with each other
     (``benchmarks/datasets/grouped_conv_bwd_weight_h200.jsonl.gz``, rows ``wrong_result``)."""
-    import attrs
     import torch
 
-    fp32 = attrs.evolve(problem, dtype="fp32") if attrs.has(type(problem)) and hasattr(problem, "dtype") else problem
+    fp32 = spec.float64_problem(problem)
     inputs = {n: t.double() for n, t in tensors.items() if n != spec.output and t is not None}
     inputs[spec.output] = spec.empty_output(fp32, tensors[spec.inputs[0]]).double()
     benchmark = torch.backends.cudnn.benchmark

@@ -74,8 +74,15 @@ def inputs_for(registry: Registry, op: str, problem, seed: int = 0, interpret: b
 def poisoned_output(registry: Registry, op: str, problem, tensors: dict[str, Any]):
     """A new output tensor filled with NaN, so unwritten elements fail validation."""
     spec = registry.catalog.op(op)
-    out = spec.empty_output(problem, tensors[spec.inputs[0]])
-    out.fill_(float("nan"))
+    return poison(spec.empty_output(problem, tensors[spec.inputs[0]]))
+
+
+def poison(t):
+    """``t`` filled with NaN (integer tensors: their smallest value), so unwritten elements fail
+    validation; returns ``t``."""
+    import torch
+
+    return t.fill_(float("nan") if t.is_floating_point() else torch.iinfo(t.dtype).min)
     return out
 
 

@@ -113,6 +113,13 @@ class Operator(abc.ABC):
         returning the output tensor (it may write into ``tensors[output]``; benchmarks compare
         ckcore's output with what it returns)."""
 
+    def float64_problem(self, problem: ProblemBase) -> ProblemBase:
+        """The problem that the float64 recomputation of benchmarks (:meth:`torch_baseline` on
+        float64 copies of the tensors) describes: by default ``problem`` with ``dtype="fp32"``."""
+        if attrs.has(type(problem)) and hasattr(problem, "dtype"):
+            return attrs.evolve(problem, dtype="fp32")
+        return problem
+
     def generate(self, rng: np.random.Generator) -> dict:
         """One random problem's fields for tune datasets, drawn from the sizes this op meets in
         practice (the caller retries invalid ones and drops duplicates).

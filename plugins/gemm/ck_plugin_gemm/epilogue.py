@@ -23,12 +23,13 @@ from typing import Any, Mapping
 import attrs
 
 __all__ = ["Activation", "Bias", "MAX_D", "D_NAMES", "EPILOGUE_TENSORS", "epilogue_name", "parse_epilogue",
-           "valid_epilogue", "variant_suffix", "GemmEpilogueMixin", "activation_numpy", "activation_torch"]
+           "valid_epilogue", "variant_suffix", "GemmEpilogueMixin", "activation_numpy", "activation_torch",
+           "default_out", "out_type", "valid_out"]
 
 MAX_D = 4
 D_NAMES = tuple(f"d{i}" for i in range(MAX_D))
 #: Optional input tensors of the gemm op, in kernel-argument order.
-EPILOGUE_TENSORS = ("c_in", "bias") + D_NAMES
+EPILOGUE_TENSORS = ("scale_a", "scale_b", "c_in", "bias") + D_NAMES
 
 
 class Activation(str, enum.Enum):
@@ -52,10 +53,13 @@ class Bias(str, enum.Enum):
     COL = "col"
 
 
-def epilogue_name(*, scale: bool, c_in: bool, bias: Bias, num_d: int, activation: Activation) -> str:
-    """The identifier of an epilogue: tokens ``alpha``, ``beta``, ``brow``/``bcol``, ``d{n}``
-    and the activation, in that order, joined by ``_``; ``none`` when it is plain."""
-    parts = (["alpha"] if scale else []) + (["beta"] if c_in else [])
+def epilogue_name(*, scale: bool, c_in: bool, bias: Bias, num_d: int, activation: Activation, dequant="none") -> str:
+    """The identifier of an epilogue: tokens ``sten``/``srow`` (dequantization scales per tensor
+    or per row and column), ``alpha``, ``beta``, ``brow``/``bcol``, ``d{n}`` and the activation,
+    in that order, joined by ``_``; ``none`` when it is plain."""
+    dequant = getattr(dequant, "value", dequant)
+    parts = {"none": [], "tensor": ["sten"], "row": ["srow"]}[dequant]
+    parts += (["alpha"] if scale else []) + (["beta"] if c_in else [])
     parts += [f"b{bias.value}"] if bias is not Bias.NONE else []
     parts += [f"d{num_d}"] if num_d else []
     parts += [activation.value] if activation is not Activation.IDENTITY else []
@@ -65,11 +69,12 @@ def epilogue_name(*, scale: bool, c_in: bool, bias: Bias, num_d: int, activation
 @functools.lru_cache(maxsize=None)
 def parse_epilogue(name: str) -> dict[str, Any] | None:
     """The parts of an epilogue identifier (inverse of :func:`epilogue_name`), None if invalid."""
-    spec = {"scale": False, "c_in": False, "bias": Bias.NONE, "num_d": 0, "activation": Activation.IDENTITY}
+    spec = {"dequant": "none", "scale": False, "c_in": False, "bias": Bias.NONE, "num_d": 0,
+            "activation": Activation.IDENTITY}
     if name == "none":
         return spec
     rest = name
-    for token, field, value in (("alpha", "scale", True), ("beta", "c_in", True), ("brow", "bias", Bias.ROW),
+    for token, field, value in (("sten", "dequant", "tensor"), ("srow", "dequant", "row"), ("alpha", "scale", True), ("beta", "c_in", True), ("brow", "bias", Bias.ROW),
                                 ("bcol", "bias", Bias.COL)):
         if rest == token or rest.startswith(token + "_"):
             spec[field] = value
@@ -98,9 +103,20 @@ def valid_epilogue(instance, attribute, value):
               f"({', '.join(a.value for a in Activation if a is not Activation.IDENTITY)}), in that order, joined by '_'")
 
 
+def valid_out(instance, attribute, value):
+    """attrs validator of a key's ``out_dtype`` field: ``same`` or an output type."""
+    from ckcore.keys import _fail
+
+    from .quant import OutType
+
+    if value != "same" and value not in {o.value for o in OutType}:
+        _fail(instance, attribute.name, value, f"'same' or one of {', '.join(o.value for o in OutType)}")
+
+
 def variant_suffix(key) -> str:
-    """The name suffix of a key's epilogue and batching ('' for a plain, single-matrix key)."""
-    suffix = "" if key.epilogue == "none" else f"_{key.epilogue}"
+    """The name suffix of a key's output type, epilogue and batching ('' for a plain key)."""
+    suffix = "" if key.out_dtype == "same" else f"_o{key.out_dtype}"
+    suffix += "" if key.epilogue == "none" else f"_{key.epilogue}"
     return suffix + ("_batched" if key.batched else "")
 
 
@@ -147,17 +163,21 @@ class GemmEpilogueMixin:
 
     def specialize(self, key, p):
         """``key`` with ``p``'s epilogue and batching, if ``key`` is plain; else ``key``."""
-        if key.epilogue != "none" or key.batched:
+        if key.epilogue != "none" or key.batched or key.out_dtype != "same":
             return key
         want, batched = p.epilogue, p.batch > 1 and self.batches
-        if want == "none" and not batched:
+        out = "same" if p.out is default_out(key.dtype) else p.out.value
+        if want == "none" and not batched and out == "same":
             return key
-        return _evolve(key, want, batched)
+        return _evolve(key, want, batched, out)
 
     def variant_reason(self, key, p) -> str | None:
         """Why ``key``'s epilogue or batching is not ``p``'s, or None."""
         if key.epilogue != p.epilogue:
             return f"epilogue {key.epilogue} != the problem's {p.epilogue}"
+        out = default_out(key.dtype) if key.out_dtype == "same" else key.out_dtype
+        if getattr(out, "value", out) != p.out.value:
+            return f"out_dtype {getattr(out, 'value', out)} != the problem's {p.out.value}"
         if p.batch > 1 and not self.batches:
             return f"batch={p.batch}: {self.name} kernels take one matrix"
         if key.batched != (p.batch > 1):
@@ -169,6 +189,8 @@ class GemmEpilogueMixin:
         spec = parse_epilogue(key.epilogue)
         sig: dict[str, str] = {}
         if key.epilogue != "none":
+            if spec["dequant"] != "none":
+                sig.update({"scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32"})
             sig.update({"alpha": "fp32", "beta": "fp32"})
             if spec["c_in"]:
                 sig["c_in_ptr"] = ptr
@@ -184,6 +206,8 @@ class GemmEpilogueMixin:
         spec = parse_epilogue(key.epilogue)
         args: list[Any] = []
         if key.epilogue != "none":
+            if spec["dequant"] != "none":
+                args += [tensors["scale_a"], tensors["scale_b"]]
             args += [float(p.alpha), float(p.beta)]
             if spec["c_in"]:
                 args.append(tensors["c_in"])
@@ -195,6 +219,20 @@ class GemmEpilogueMixin:
         return tuple(args)
 
 
+def default_out(dtype):
+    """C's type when a key says ``out_dtype="same"``: the input type, int32 for int8, bf16 for fp8."""
+    from .quant import DEFAULT_OUT, OutType
+
+    return DEFAULT_OUT.get(dtype, None) or OutType(dtype.value)
+
+
+def out_type(key):
+    """The resolved output type of a key (an :class:`~ck_plugin_gemm.quant.OutType`)."""
+    from .quant import OutType
+
+    return default_out(key.dtype) if key.out_dtype == "same" else OutType(key.out_dtype)
+
+
 @functools.lru_cache(maxsize=4096)
-def _evolve(key, epilogue: str, batched: bool):
-    return attrs.evolve(key, epilogue=epilogue, batched=batched)
+def _evolve(key, epilogue: str, batched: bool, out: str):
+    return attrs.evolve(key, epilogue=epilogue, batched=batched, out_dtype=out)

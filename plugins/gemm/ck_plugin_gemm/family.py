@@ -10,7 +10,7 @@ from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 
-from .epilogue import GemmEpilogueMixin
+from .epilogue import GemmEpilogueMixin, out_type
 from .keys import GemmKey
 from .problem import GemmProblem
 from . import sets
@@ -113,11 +113,11 @@ class TiledGemm(GemmMatch, KernelFamily):
 
     def signature(self, key: GemmKey) -> dict[str, str]:
         """The family's own parameters, then the epilogue's and the batch's."""
-        return {**self.core_signature(key), **self.variant_signature(key, f"*{key.dtype.triton}")}
+        return {**self.core_signature(key), **self.variant_signature(key, f"*{out_type(key).triton}")}
 
     def core_signature(self, key: GemmKey) -> dict[str, str]:
         ptr = f"*{key.dtype.triton}"
-        sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}
+        sig = {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": f"*{out_type(key).triton}"}
         sig.update({n: "i32" for n in ("M", "N", "K", "lda", "ldb", "ldc")})
         sig["UPCAST"] = "constexpr"
         return sig

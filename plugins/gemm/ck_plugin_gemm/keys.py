@@ -7,10 +7,18 @@ import attrs
 from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-from .epilogue import valid_epilogue, variant_suffix
+from .epilogue import valid_epilogue, valid_out, variant_suffix
+from .quant import QuantType, element_type
 from .problem import Layout
 
 __all__ = ["GemmKey"]
+
+
+def _element_type(instance, attribute, value):
+    if not isinstance(value, (DType, QuantType)):
+        from ckcore.keys import _fail
+
+        _fail(instance, attribute.name, value, f"one of {', '.join([d.value for d in DType] + [q.value for q in QuantType])}")
 
 
 @attrs.frozen(kw_only=True)
@@ -18,10 +26,11 @@ class GemmKey(KeyBase):
     """One tiled GEMM kernel: dtype, layout, block M/N/K, group-M ordering, warps, stages, and
     ``aligned`` (assumes 16-byte-aligned pointers, leading dimensions and contiguous sizes
     divisible by 16, 32-bit offsets) versus the generic fallback (no assumptions, 64-bit offsets).
-    ``epilogue`` and ``batched`` name the fused epilogue and batching compiled in (see
-    :mod:`ck_plugin_gemm.epilogue`); kernel sets declare plain keys and the registry derives these."""
+    ``epilogue``, ``batched`` and ``out_dtype`` name the fused epilogue, batching and output type
+    compiled in (see :mod:`ck_plugin_gemm.epilogue`; ``same``: the input type, int32 for int8 and
+    bf16 for fp8 inputs); kernel sets declare plain keys and the registry derives the others."""
 
-    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    dtype: DType | QuantType = attrs.field(converter=element_type, validator=_element_type)
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
     block_m: int = attrs.field(validator=power_of_two_in(16, 256))
     block_n: int = attrs.field(validator=power_of_two_in(16, 256))
@@ -32,6 +41,7 @@ class GemmKey(KeyBase):
     aligned: bool = attrs.field(default=True, validator=boolean)
     epilogue: str = attrs.field(default="none", validator=valid_epilogue)
     batched: bool = attrs.field(default=False, validator=boolean)
+    out_dtype: str = attrs.field(default="same", validator=valid_out)
 
     @property
     def name(self) -> str:

@@ -11,6 +11,7 @@ from ckcore import DType, Operator, Tolerance, UnsupportedProblem
 
 from .epilogue import EPILOGUE_TENSORS, Bias, activation_numpy, activation_torch
 from .problem import GemmProblem
+from .quant import OutType, QuantType, Scale
 
 __all__ = ["GemmOperator"]
 
@@ -73,9 +74,10 @@ class GemmOperator(Operator):
         (M, K), (K2, N) = a2.shape, b2.shape
         if K2 != K:
             raise UnsupportedProblem("b.shape", tuple(b.shape), f"[{K}, N] (K from a.shape = {tuple(a.shape)})", op="gemm")
-        dtype = DType.from_torch(a.dtype)
+        dtype = DType.from_torch(a.dtype) or QuantType.from_torch(a.dtype)
         if dtype is None:
-            raise UnsupportedProblem("a.dtype", str(a.dtype), "torch.float16, torch.bfloat16 or torch.float32", op="gemm")
+            raise UnsupportedProblem("a.dtype", str(a.dtype), "torch.float16, torch.bfloat16, torch.float32, torch.int8, "
+                                     "torch.float8_e4m3fn or torch.float8_e5m2", op="gemm")
         la, lda = _layout_of("a", a2, M, K)
         lb, ldb = _layout_of("b", b2, K, N)
         fields = dict(M=M, N=N, K=K, dtype=dtype, layout=la + lb + "r", lda=lda, ldb=ldb, **epilogue)
@@ -98,7 +100,6 @@ class GemmOperator(Operator):
 
     def check_tensors(self, problem: GemmProblem, tensors: Mapping[str, Any]) -> None:
         shapes, strides = problem.tensor_shapes(), problem.tensor_strides()
-        torch_dtype = problem.dtype.torch
         for name in self.optional_inputs:
             if name not in shapes and tensors.get(name) is not None:
                 raise UnsupportedProblem(name, "<tensor>", f"absent: the problem's epilogue ({problem.epilogue}) does not read it", op="gemm")
@@ -113,8 +114,10 @@ class GemmOperator(Operator):
                 shape, stride = shape[1:], stride[1:]  # one matrix shared by the batch
             if tuple(t.shape) != shape:
                 raise UnsupportedProblem(f"{name}.shape", tuple(t.shape), f"{list(shape)}", op="gemm")
-            if t.dtype != torch_dtype:
-                raise UnsupportedProblem(f"{name}.dtype", str(t.dtype), f"{torch_dtype} (problem dtype {problem.dtype.value})", op="gemm")
+            want = problem.tensor_type(name).torch
+            if t.dtype != want:
+                raise UnsupportedProblem(f"{name}.dtype", str(t.dtype), f"{want} (problem dtype {problem.dtype.value}, "
+                                         f"out_dtype {problem.out.value})", op="gemm")
             for dim, (size, have, want) in enumerate(zip(t.shape, t.stride(), stride)):
                 if size > 1 and have != want:
                     raise UnsupportedProblem(
@@ -130,15 +133,26 @@ class GemmOperator(Operator):
 
         shape, strides = problem.tensor_shapes()["c"], problem.tensor_strides()["c"]
         if problem.batch > 1 and problem.stride_c != problem.matrix_spans()["c"]:
-            storage = torch.empty(problem.batch * problem.stride_c, dtype=problem.dtype.torch, device=like.device)
+            storage = torch.empty(problem.batch * problem.stride_c, dtype=problem.out.torch, device=like.device)
             return storage.as_strided(shape, strides)
-        return torch.empty_strided(shape, strides, dtype=problem.dtype.torch, device=like.device)
+        return torch.empty_strided(shape, strides, dtype=problem.out.torch, device=like.device)
 
     def random_inputs(self, problem: GemmProblem, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Standard-normal A, B and epilogue tensors (logical shapes, :meth:`GemmProblem.tensor_shapes`),
-        rounded to the problem's dtype (float64 arrays)."""
-        return {name: problem.dtype.round_numpy(rng.standard_normal(shape))
-                for name, shape in problem.tensor_shapes().items() if name != "c"}
+        rounded to each tensor's type (float64 arrays); int8 operands uniform in [-16, 16],
+        dequantization scales uniform in [0.5, 2]."""
+        out = {}
+        for name, shape in problem.tensor_shapes().items():
+            if name == "c":
+                continue
+            if name in ("scale_a", "scale_b"):
+                x = rng.uniform(0.5, 2.0, shape)
+            elif problem.tensor_type(name) is QuantType.INT8:
+                x = rng.integers(-16, 17, shape).astype(np.float64)
+            else:
+                x = rng.standard_normal(shape)
+            out[name] = problem.tensor_type(name).round_numpy(x)
+        return out
 
     def to_torch(self, problem: GemmProblem, arrays, device) -> dict[str, Any]:
         """Tensors with the problem's layout, leading dimensions and batch strides (padding
@@ -153,8 +167,17 @@ class GemmOperator(Operator):
         import torch
 
         g = torch.Generator(device=device).manual_seed(seed)
-        return {name: self._laid_out(problem, name, torch.randn(shape, generator=g, device=device, dtype=torch.float32), device)
-                for name, shape in problem.tensor_shapes().items() if name != "c"}
+        out = {}
+        for name, shape in problem.tensor_shapes().items():
+            if name == "c":
+                continue
+            x = torch.randn(shape, generator=g, device=device, dtype=torch.float32)
+            if name in ("scale_a", "scale_b"):
+                x = 0.5 + x.abs().clamp(max=1.5)
+            elif problem.tensor_type(name) is QuantType.INT8:
+                x = (x * 8).round().clamp(-16, 16)
+            out[name] = self._laid_out(problem, name, x, device)
+        return out
 
     @staticmethod
     def _laid_out(problem: GemmProblem, name: str, logical, device):
@@ -164,12 +187,14 @@ class GemmOperator(Operator):
         shape, strides = problem.tensor_shapes()[name], problem.tensor_strides()[name]
         # Storage large enough for the strides (stride 0 on the batch: one shared matrix).
         extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides))
-        storage = torch.full((extent,), float("nan"), dtype=problem.dtype.torch, device=device)
+        dtype = problem.tensor_type(name).torch
+        # Padding holds NaN (int8: 127), so a kernel that reads it is caught.
+        storage = torch.full((extent,), 127 if dtype == torch.int8 else float("nan"), dtype=dtype, device=device)
         view = storage.as_strided(shape, strides)
         if problem.batch > 1 and name in ("a", "b") and strides[0] == 0:
-            view[0].copy_(logical[0].to(device=device, dtype=problem.dtype.torch))  # the one shared matrix
+            view[0].copy_(logical[0].to(device=device, dtype=dtype))  # the one shared matrix
         else:
-            view.copy_(logical.to(device=device, dtype=problem.dtype.torch))
+            view.copy_(logical.to(device=device, dtype=dtype))
         return view
 
     def reference(self, problem: GemmProblem, arrays) -> np.ndarray:
@@ -182,6 +207,9 @@ class GemmOperator(Operator):
         out = np.matmul(a, b)
         if problem.epilogue == "none":
             return out
+        if problem.scale is not Scale.NONE:
+            sa, sb = np.asarray(arrays["scale_a"], np.float64), np.asarray(arrays["scale_b"], np.float64)
+            out = out * (sa[:, None] if problem.scale is Scale.ROW else sa) * sb
         out = problem.alpha * out
         if problem.beta != 0.0:
             out = out + problem.beta * np.asarray(arrays["c_in"], np.float64)
@@ -206,7 +234,8 @@ class GemmOperator(Operator):
         b = p.K * p.N * (1 if p.batch > 1 and p.stride_b == 0 else p.batch)
         c_like = p.M * p.N * p.batch * (1 + (p.beta != 0.0) + p.num_d)
         bias = {Bias.NONE: 0, Bias.ROW: p.M, Bias.COL: p.N}[p.bias]
-        return float(a + b + c_like + bias) * p.dtype.itemsize
+        scales = {Scale.NONE: 0, Scale.TENSOR: 2, Scale.ROW: p.M + p.N}[p.scale] * 4
+        return float(a + b) * p.dtype.itemsize + float(c_like + bias) * p.out.itemsize + scales
 
     def tolerance(self, problem: GemmProblem) -> Tolerance:
         """Output rounding (relative) plus accumulation error growing with sqrt(K) (absolute),
@@ -214,6 +243,16 @@ class GemmOperator(Operator):
         activation has slope at most 1.13, so it does not amplify the error):
         fp16 2^-10, bf16 2^-7 (the interpreter truncates), fp32 as tf32 (10-bit mantissa inputs)."""
         root_k = math.sqrt(problem.K) * max(1.0, abs(problem.alpha))
+        if problem.out is OutType.INT32:
+            return Tolerance(atol=0.0, rtol=0.0)  # exact integer arithmetic
+        if isinstance(problem.dtype, QuantType):
+            # Products of int8 / fp8 values are exact; int8 sums are exact in int32; fp8 sums run
+            # in the MMA's fp32 accumulator, which Hopper may not round to nearest (fast
+            # accumulation): 2^-13 of sqrt(K) per unit product, times the scales (at most 2 each).
+            # Then the output rounding of C's type.
+            rtol = {OutType.BF16: 2 * 2**-7, OutType.FP16: 2 * 2**-10, OutType.FP32: 1e-5}[problem.out]
+            atol = 0.0 if problem.dtype is QuantType.INT8 else 4 * 2**-13 * root_k * 4
+            return Tolerance(atol=atol + 1e-6, rtol=rtol)
         if problem.dtype is DType.FP32:
             return Tolerance(atol=4 * 2**-10 * root_k, rtol=2e-3)
         if problem.dtype is DType.BF16:
@@ -221,7 +260,8 @@ class GemmOperator(Operator):
         return Tolerance(atol=1e-4 * root_k, rtol=2 * 2**-10)
 
     def torch_baseline(self, problem: GemmProblem, tensors):
-        """``torch.matmul(a, b, out=c)`` (cuBLAS on the GPU; tf32 allowed for fp32), then the
+        """``torch.matmul(a, b, out=c)`` (cuBLAS on the GPU; tf32 allowed for fp32; fp8:
+        ``torch._scaled_mm`` with the scales, int8: ``torch._int_mm``), then the rest of the
         epilogue as the unfused torch sequence: ``c *= alpha``, ``c += beta * c_in``, ``c += bias``,
         ``c += d_i``, then the activation (in place where torch has one; gelu returns a new tensor,
         which is returned, not copied back: the sequence is matmul, add, gelu, nothing more)."""
@@ -236,9 +276,7 @@ class GemmOperator(Operator):
             bias = bias[:, None]
 
         def run():
-            out = torch.matmul(a, b, out=c)
-            if p.epilogue == "none":
-                return out
+            out = self._torch_product(p, a, b, c, tensors)  # scales applied
             if p.alpha != 1.0:
                 out.mul_(p.alpha)
             if p.beta != 0.0:
@@ -247,9 +285,42 @@ class GemmOperator(Operator):
                 out.add_(bias)
             for i in range(p.num_d):
                 out.add_(tensors[f"d{i}"])
-            return activation_torch(p.activation, out)  # a new tensor where torch has no in-place form
+            out = activation_torch(p.activation, out)  # a new tensor where torch has no in-place form
+            return out if out.dtype == c.dtype or out.dtype == torch.float64 else out.to(c.dtype)
 
         return run
+
+    @staticmethod
+    def _torch_product(p: GemmProblem, a, b, c, tensors):
+        """scale_a · (A @ B) · scale_b as torch computes it: ``torch._scaled_mm`` for fp8 (scales
+        included; ones without), ``torch._int_mm`` for int8 where it takes the sizes (M > 16, K
+        and N multiples of 8; else an exact float64 product), ``torch.matmul`` otherwise (the
+        float64 recomputation included: its tensors are float64 and its scales applied here)."""
+        import torch
+
+        if p.scale is Scale.NONE:
+            sa = sb = None
+        elif p.scale is Scale.TENSOR:
+            sa, sb = tensors["scale_a"].reshape(()), tensors["scale_b"].reshape(())
+        else:
+            sa, sb = tensors["scale_a"][:, None], tensors["scale_b"][None, :]
+        if a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+            one = torch.ones((), device=a.device, dtype=torch.float32)
+            return torch._scaled_mm(a, b, scale_a=one if sa is None else sa, scale_b=one if sb is None else sb,
+                                    out_dtype=c.dtype)
+        if a.dtype == torch.int8:
+            if p.M > 16 and p.K % 8 == 0 and p.N % 8 == 0 and a.is_cuda and p.batch == 1:
+                prod = torch._int_mm(a, b)
+            else:
+                prod = (a.double() @ b.double()).to(torch.int32)
+            if p.out is OutType.INT32:
+                return c.copy_(prod)
+            prod = prod.float()
+        else:
+            prod = torch.matmul(a, b, out=c)
+        if sa is not None:
+            prod = prod * sa * sb
+        return prod
 
     # Hidden and intermediate sizes of common LLMs (Llama, Mistral, Qwen, Gemma families).
     _LLM_DIMS = (896, 1024, 1536, 2048, 2304, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 9216, 11008,
@@ -273,6 +344,12 @@ class GemmOperator(Operator):
     def bench_groups(self):
         """Small-M (M <= 128) and large (M >= 1024) rows, the classes the targets name."""
         return {"m_le_128": lambda p: p["M"] <= 128, "m_ge_1024": lambda p: p["M"] >= 1024}
+
+    def float64_problem(self, problem: GemmProblem) -> GemmProblem:
+        """The problem as its float64 recomputation runs it (fp32 types, same scales and epilogue)."""
+        import attrs
+
+        return attrs.evolve(problem, dtype="fp32", out_dtype=None)
 
     def features(self, problem: GemmProblem) -> dict[str, float]:
         return {"M": problem.M, "N": problem.N, "K": problem.K, "itemsize": problem.dtype.itemsize,

@@ -24,7 +24,7 @@ import attrs
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean
 
-from .epilogue import variant_suffix
+from .epilogue import out_type, variant_suffix
 from .family import smem_bytes
 from .tma import TmaGemm, TmaGemmKey
 
@@ -67,7 +67,7 @@ class PersistentGemm(TmaGemm):
             reasons.append("warp_specialize with subtile: Triton 3.6 fails to compile the split epilogue")
         if key.subtile and key.block_n // 64 not in (2, 4):
             reasons.append(f"subtile needs block_n 128 or 256 (64-column slices), got {key.block_n}")
-        staging = key.block_m * key.block_n // subtiles(key) * key.dtype.itemsize
+        staging = key.block_m * key.block_n // subtiles(key) * out_type(key).itemsize
         if smem_bytes(key) + staging > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output staging) > {arch.smem_per_block_bytes} B")
         return reasons

@@ -21,6 +21,7 @@ from ckcore import DType, ProblemBase, UnsupportedProblem
 from ckcore.keys import canonical, enum_converter, int_in, member_of, positive_int
 
 from .epilogue import MAX_D, Activation, Bias, D_NAMES, epilogue_name
+from .quant import DEFAULT_OUT, OutType, QuantType, Scale, element_type, is_element_type
 
 __all__ = ["Layout", "GemmProblem", "MAX_DIM"]
 
@@ -65,6 +66,17 @@ def _optional_stride(instance, attribute, value):
         raise UnsupportedProblem(attribute.name, value, "an integer >= 0 (elements between matrices of the batch)", op="gemm")
 
 
+def _element_type(instance, attribute, value):
+    if not is_element_type(value):
+        known = [d.value for d in DType] + [q.value for q in QuantType]
+        raise UnsupportedProblem(attribute.name, value, f"one of {', '.join(known)}", op="gemm")
+
+
+def _out_type(instance, attribute, value):
+    if value is not None and not isinstance(value, OutType):
+        raise UnsupportedProblem(attribute.name, value, f"None or one of {', '.join(o.value for o in OutType)}", op="gemm")
+
+
 def _ptr_align(instance, attribute, value):
     if value not in (1, 2, 4, 8, 16):
         raise UnsupportedProblem(attribute.name, value, "one of 1, 2, 4, 8, 16 (bytes)", op="gemm")
@@ -75,7 +87,11 @@ class GemmProblem(ProblemBase):
     """C[M,N] = A[M,K] @ B[K,N].
 
     :ivar M, N, K: sizes, 1 <= size < 2**31.
-    :ivar dtype: ``fp16``, ``bf16`` or ``fp32`` (fp32 runs on tensor cores as tf32).
+    :ivar dtype: ``fp16``, ``bf16`` or ``fp32`` (fp32 runs on tensor cores as tf32); quantized:
+        ``int8``, ``fp8e4m3``, ``fp8e5m2`` (layout ``rcr`` only; see :mod:`ck_plugin_gemm.quant`).
+    :ivar out_dtype: C's type: the input type for fp16/bf16/fp32 (None: that); for int8 ``int32``
+        (default), ``fp16``, ``bf16`` or ``fp32``; for fp8 ``bf16`` (default), ``fp16`` or ``fp32``.
+    :ivar scale: dequantization scales ``none``, ``tensor`` or ``row`` (tensors ``scale_a``, ``scale_b``, fp32).
     :ivar layout: ``rcr``, ``rrr``, ``crr`` or ``ccr``.
     :ivar lda, ldb, ldc: leading dimensions in elements (None: packed).
     :ivar ptr_align: byte alignment of every base pointer (default 16).
@@ -94,7 +110,7 @@ class GemmProblem(ProblemBase):
     M: int = attrs.field(validator=_dim)
     N: int = attrs.field(validator=_dim)
     K: int = attrs.field(validator=_dim)
-    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    dtype: DType | QuantType = attrs.field(converter=element_type, validator=_element_type)
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
     lda: int | None = attrs.field(default=None, validator=_optional_ld)
     ldb: int | None = attrs.field(default=None, validator=_optional_ld)
@@ -110,12 +126,16 @@ class GemmProblem(ProblemBase):
     stride_a: int | None = attrs.field(default=None, validator=_optional_stride)
     stride_b: int | None = attrs.field(default=None, validator=_optional_stride)
     stride_c: int | None = attrs.field(default=None, validator=_optional_stride)
+    out_dtype: OutType | None = attrs.field(default=None, converter=enum_converter(OutType), validator=_out_type)
+    scale: Scale = attrs.field(default=Scale.NONE, converter=enum_converter(Scale), validator=member_of(Scale))
 
     #: Fields left out of :meth:`to_dict` and :attr:`name` while they hold these defaults, so
     #: plain problems keep their spelling (datasets, models and suites predate them).
-    _DEFAULTS = {"alpha": 1.0, "beta": 0.0, "bias": "none", "num_d": 0, "activation": "identity", "batch": 1}
+    _DEFAULTS = {"alpha": 1.0, "beta": 0.0, "bias": "none", "num_d": 0, "activation": "identity", "batch": 1,
+                 "scale": "none"}
 
     def __attrs_post_init__(self):
+        self._check_types()
         packed = self.packed_ld()
         for field, least in packed.items():
             value = getattr(self, field)
@@ -134,6 +154,29 @@ class GemmProblem(ProblemBase):
         if self.batch > 1 and self.stride_c < spans["c"]:
             raise UnsupportedProblem("stride_c", self.stride_c, f">= {spans['c']} (M * ldc: the matrices of C may not overlap)", op="gemm")
 
+    def _check_types(self):
+        quant = isinstance(self.dtype, QuantType)
+        if self.out_dtype is None:
+            object.__setattr__(self, "out_dtype", DEFAULT_OUT[self.dtype] if quant else OutType(self.dtype.value))
+        if not quant and self.out_dtype.value != self.dtype.value:
+            raise UnsupportedProblem("out_dtype", self.out_dtype.value, f"None or {self.dtype.value} (the input type; "
+                                     "mixed output types are for int8 and fp8 inputs)", op="gemm")
+        if quant and self.layout is not Layout.RCR:
+            raise UnsupportedProblem("layout", self.layout.value, f"rcr for {self.dtype.value} inputs (both operands "
+                                     "K-major, as torch._scaled_mm and torch._int_mm take them)", op="gemm")
+        if self.out_dtype is OutType.INT32:
+            if self.dtype is not QuantType.INT8:
+                raise UnsupportedProblem("out_dtype", "int32", "int32 only for int8 inputs", op="gemm")
+            if self.scale is not Scale.NONE or (self.alpha, self.beta, self.num_d) != (1.0, 0.0, 0) \
+                    or self.bias is not Bias.NONE or self.activation is not Activation.IDENTITY:
+                raise UnsupportedProblem("out_dtype", "int32", "a float out_dtype for scales or a fused epilogue "
+                                         "(int32 output is the exact integer product)", op="gemm")
+
+    @property
+    def out(self) -> OutType:
+        """C's element type (``out_dtype``, resolved)."""
+        return self.out_dtype
+
     def matrix_spans(self) -> dict[str, int]:
         """Elements one packed matrix of A, B, C spans with the leading dimensions."""
         return {"a": (self.M if self.layout.a == "r" else self.K) * self.lda,
@@ -142,12 +185,12 @@ class GemmProblem(ProblemBase):
     @property
     def epilogue(self) -> str:
         """The epilogue identifier (:func:`~ck_plugin_gemm.epilogue.epilogue_name`): ``none`` for plain C = A @ B."""
-        return epilogue_name(scale=self.alpha != 1.0, c_in=self.beta != 0.0, bias=self.bias, num_d=self.num_d,
-                             activation=self.activation)
+        return epilogue_name(dequant=self.scale, scale=self.alpha != 1.0, c_in=self.beta != 0.0, bias=self.bias,
+                             num_d=self.num_d, activation=self.activation)
 
     def epilogue_tensors(self) -> tuple[str, ...]:
-        """Names of the extra input tensors this problem reads: ``c_in``, ``bias``, ``d0``..."""
-        return (("c_in",) if self.beta != 0.0 else ()) + (("bias",) if self.bias is not Bias.NONE else ()) + D_NAMES[:self.num_d]
+        """Names of the extra input tensors this problem reads: ``scale_a``, ``scale_b``, ``c_in``, ``bias``, ``d0``..."""
+        return (("scale_a", "scale_b") if self.scale is not Scale.NONE else ()) + (("c_in",) if self.beta != 0.0 else ()) + (("bias",) if self.bias is not Bias.NONE else ()) + D_NAMES[:self.num_d]
 
     def to_dict(self) -> dict:
         """The fields in canonical form; epilogue and batch fields only where they differ from plain."""
@@ -155,6 +198,8 @@ class GemmProblem(ProblemBase):
         for field, default in self._DEFAULTS.items():
             if out[field] == default:
                 del out[field]
+        if out["out_dtype"] == (DEFAULT_OUT[self.dtype].value if isinstance(self.dtype, QuantType) else out["dtype"]):
+            del out["out_dtype"]
         if self.batch == 1:
             for field in ("stride_a", "stride_b", "stride_c"):
                 del out[field]
@@ -176,6 +221,8 @@ class GemmProblem(ProblemBase):
                 s += f"_{field}{getattr(self, field)}"
         if self.ptr_align != 16:
             s += f"_pa{self.ptr_align}"
+        if isinstance(self.dtype, QuantType) and self.out is not DEFAULT_OUT[self.dtype]:
+            s += f"_o{self.out.value}"
         if self.epilogue != "none":
             s += f"_{self.epilogue}"
             if self.alpha != 1.0 or self.beta != 0.0:
@@ -196,16 +243,26 @@ class GemmProblem(ProblemBase):
         out = {"a": a, "b": b, "c": (self.ldc, 1)}
         if self.batch > 1:
             out = {n: (getattr(self, f"stride_{n}"), *s) for n, s in out.items()}
-        out.update({n: out["c"] for n in self.epilogue_tensors() if n != "bias"})
+        out.update({n: out["c"] for n in self.epilogue_tensors() if n not in ("bias", "scale_a", "scale_b")})
         if self.bias is not Bias.NONE:
             out["bias"] = (1,)
+        if self.scale is not Scale.NONE:
+            out.update(scale_a=(1,), scale_b=(1,))
         return out
 
     def tensor_shapes(self) -> dict[str, tuple[int, ...]]:
         """Shapes of A, B, C (and of the epilogue tensors), with a leading batch dimension when ``batch > 1``."""
         lead = (self.batch,) if self.batch > 1 else ()
         out = {"a": (*lead, self.M, self.K), "b": (*lead, self.K, self.N), "c": (*lead, self.M, self.N)}
-        out.update({n: out["c"] for n in self.epilogue_tensors() if n != "bias"})
+        out.update({n: out["c"] for n in self.epilogue_tensors() if n not in ("bias", "scale_a", "scale_b")})
         if self.bias is not Bias.NONE:
             out["bias"] = (self.M if self.bias is Bias.ROW else self.N,)
+        if self.scale is not Scale.NONE:
+            out.update(scale_a=(self.M if self.scale is Scale.ROW else 1,), scale_b=(self.N if self.scale is Scale.ROW else 1,))
         return out
+
+    def tensor_type(self, name: str):
+        """Element type of tensor ``name``: A and B the input type, scales fp32, the rest C's type."""
+        if name in ("a", "b"):
+            return self.dtype
+        return OutType.FP32 if name in ("scale_a", "scale_b") else self.out

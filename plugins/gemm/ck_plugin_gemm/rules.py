@@ -46,7 +46,7 @@ def estimate_ms(key: GemmKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec
     read an fp32 partial tile each. ``balanced``: the work is spread evenly over the SMs
     (stream-K): the busiest SM gets tiles / SMs, not ⌈tiles / SMs⌉, and every SM is busy."""
     item = p.dtype.itemsize
-    peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
+    peak = device.peak_tflops[{"fp32": "tf32", "fp8e4m3": "fp8", "fp8e5m2": "fp8"}.get(p.dtype.value, p.dtype.value)] * 1e12
     bw = device.mem_bandwidth_gbps * 1e9
     tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n) * split_k * p.batch
     k_pad = math.ceil(math.ceil(p.K / key.block_k) / split_k) * key.block_k

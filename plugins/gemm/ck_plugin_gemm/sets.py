@@ -10,6 +10,7 @@ from ckcore.arch import ArchSpec
 
 from .keys import GemmKey
 from .problem import Layout
+from .quant import QuantType
 
 __all__ = ["default_set", "full_set", "fallback_keys"]
 
@@ -57,6 +58,20 @@ def _valid(keys, arch: ArchSpec) -> list[GemmKey]:
     return list(dict.fromkeys(out))
 
 
+# Quantized inputs (int8, fp8; layout rcr only): tiles with BLOCK_K >= 64 (8-bit MMAs take K = 32
+# per instruction) for small M, mid-size and large problems, and a generic pair. Not yet measured:
+# the configurations of the 16-bit set with BLOCK_K doubled (same bytes per K step).
+_QUANT = [(16, 64, 256, 4, 3, 8), (64, 128, 128, 4, 4, 8), (128, 128, 128, 8, 3, 8), (128, 256, 128, 8, 3, 8)]
+_QUANT_FALLBACK = [(16, 64, 128, 4, 3, 8), (64, 64, 64, 4, 2, 8)]
+
+
+def quant_keys(arch: ArchSpec) -> list[GemmKey]:
+    """The int8 and fp8 instances (layout rcr), tiled and generic, for the arch's tensor cores."""
+    keys = [_key(q, Layout.RCR, c) for q in QuantType for c in _QUANT]
+    keys += [_key(q, Layout.RCR, c, aligned=False) for q in QuantType for c in _QUANT_FALLBACK]
+    return _valid(keys, arch)
+
+
 def fallback_keys(arch: ArchSpec) -> list[GemmKey]:
     """One generic instance per dtype and layout: supports every valid problem."""
     return _valid([_key(d, l, c, aligned=False) for d in DType for l in Layout for c in _FALLBACK], arch)
@@ -69,7 +84,7 @@ def default_set(arch: ArchSpec) -> list[GemmKey]:
             keys += [_key(dtype, layout, c) for c in _DEFAULT_FP32]
         else:
             keys += [_key(dtype, layout, c) for c in _SMALL_16BIT + _LARGE_16BIT[layout.value]["tiled"]]
-    return _valid(keys, arch) + fallback_keys(arch)
+    return _valid(keys, arch) + fallback_keys(arch) + quant_keys(arch)
 
 
 def full_set(arch: ArchSpec) -> list[GemmKey]:
@@ -136,24 +151,30 @@ _PERSISTENT_FP32 = [(128, 128, 32, 8, 3, 8, False, True, False), (128, 128, 32, 
 # measured, the two tutorial-like tiles.
 _PERSISTENT_DEFAULT_16BIT = [_PERSISTENT_16BIT[i] for i in (2, 0, 8, 1, 7, 3)]
 _PERSISTENT_DEFAULT_FP32 = _PERSISTENT_FP32[:2]
+# int8 / fp8 (rcr): the large 16-bit persistent tiles with BLOCK_K 128 (TRITON_NOTES §1.5: fp8
+# wants BK = 128). Not yet measured.
+_PERSISTENT_QUANT = [(128, 256, 128, 8, 3, 8, False, True, True), (128, 128, 128, 8, 4, 8, False, True, False),
+                     (128, 256, 128, 4, 3, 8, True, False, False)]
 
 
 def persistent_default_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT, _PERSISTENT_DEFAULT_FP32)
+    return _persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT, _PERSISTENT_DEFAULT_FP32, _PERSISTENT_QUANT)
 
 
 def persistent_full_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32)
+    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT)
 
 
-def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32) -> list:
+def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
     from .persistent import PersistentGemm, PersistentGemmKey
 
     if not arch.tma:
         return []
     fam, keys = PersistentGemm(), []
-    for dtype, layout in itertools.product(DType, Layout):
-        for bm, bn, bk, w, s, g, ws, flat, sub in cfgs_32 if dtype is DType.FP32 else cfgs_16:
+    types = [(d, lay) for d in DType for lay in Layout] + [(q, Layout.RCR) for q in QuantType]
+    for dtype, layout in types:
+        cfgs = cfgs_8 if isinstance(dtype, QuantType) else cfgs_32 if dtype is DType.FP32 else cfgs_16
+        for bm, bn, bk, w, s, g, ws, flat, sub in cfgs:
             key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, num_warps=w,
                                     num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub)
             if not fam.check(key, arch):

@@ -13,7 +13,7 @@ import attrs
 from ckcore.arch import ArchSpec
 from ckcore.keys import boolean
 
-from .epilogue import variant_suffix
+from .epilogue import out_type, variant_suffix
 from .family import INT32_MAX, TiledGemm, smem_bytes
 from .keys import GemmKey
 from .problem import GemmProblem
@@ -57,7 +57,7 @@ class TmaGemm(TiledGemm):
             # non-finite results (benchmarks/results/bench_gemm_h200_ws_s5_failure.jsonl).
             reasons.append(f"warp_specialize with num_stages={key.num_stages}: only <= 3 is validated (Triton 3.6 produced wrong results with 5)")
         # Output staging tile (BM x BN) shares shared memory with the operand pipeline.
-        staging = key.block_m * key.block_n * key.dtype.itemsize
+        staging = key.block_m * key.block_n * out_type(key).itemsize
         if smem_bytes(key) + staging > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output tile) > {arch.smem_per_block_bytes} B")
         return reasons
@@ -78,14 +78,16 @@ class TmaGemm(TiledGemm):
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         for field in ("lda", "ldb", "ldc"):
-            if getattr(p, field) * p.dtype.itemsize % 16:
-                return f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)})"
+            size = p.out.itemsize if field == "ldc" else p.dtype.itemsize
+            if getattr(p, field) * size % 16:
+                return f"TMA needs {field} * {size} B % 16 == 0 ({field}={getattr(p, field)})"
         if max(p.M, p.N, p.K, p.lda, p.ldb, p.ldc) > INT32_MAX:
             return "sizes beyond 32-bit TMA coordinates"
         if p.batch > 1:
             for field in ("stride_a", "stride_b", "stride_c"):
-                if getattr(p, field) * p.dtype.itemsize % 16:
-                    return f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)})"
+                size = p.out.itemsize if field == "stride_c" else p.dtype.itemsize
+                if getattr(p, field) * size % 16:
+                    return f"TMA needs {field} * {size} B % 16 == 0 ({field}={getattr(p, field)})"
         return None
 
     def divisible_by_16(self, key: TmaGemmKey) -> tuple[str, ...]:

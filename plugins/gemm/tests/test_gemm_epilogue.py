@@ -129,12 +129,15 @@ def test_plain_and_variant_instances_refuse_the_other_problem(reg):
 
 def test_epilogue_identifiers_round_trip():
     names = set()
-    for scale, c_in, bias, num_d, act in itertools.product((False, True), (False, True), Bias, range(MAX_D + 1), Activation):
-        name = epilogue_name(scale=scale, c_in=c_in, bias=bias, num_d=num_d, activation=act)
-        assert parse_epilogue(name) == {"scale": scale, "c_in": c_in, "bias": bias, "num_d": num_d, "activation": act}
+    for dq, scale, c_in, bias, num_d, act in itertools.product(("none", "tensor", "row"), (False, True), (False, True),
+                                                              Bias, range(MAX_D + 1), Activation):
+        name = epilogue_name(dequant=dq, scale=scale, c_in=c_in, bias=bias, num_d=num_d, activation=act)
+        assert parse_epilogue(name) == {"dequant": dq, "scale": scale, "c_in": c_in, "bias": bias, "num_d": num_d,
+                                        "activation": act}
         names.add(name)
-    assert len(names) == 2 * 2 * 3 * (MAX_D + 1) * len(Activation)
-    for bad in ("", "identity", "gelu_alpha", "d0", "d5", "bcol_brow", "alpha__beta", "relu_relu", "import os"):
+    assert len(names) == 3 * 2 * 2 * 3 * (MAX_D + 1) * len(Activation)
+    for bad in ("", "identity", "gelu_alpha", "d0", "d5", "bcol_brow", "alpha__beta", "relu_relu", "import os",
+                "sten_srow", "alpha_sten"):
         assert parse_epilogue(bad) is None, bad
         with pytest.raises(InvalidKernelKey, match="epilogue"):
             GemmKey(dtype="fp16", layout="rcr", block_m=64, block_n=64, block_k=32, epilogue=bad)

@@ -112,3 +112,33 @@ def test_batched_matches_reference(variants, case, dtype):
     for r in variants.select(p).ranked[:TOP]:
         v = validate(variants, "gemm", p, instance=r.instance.name, seed=7, interpret=False)
         assert v.passed, (r.instance.name, v)
+
+
+QUANT_CASES = [("int8", None, "none"), ("int8", "bf16", "row"), ("int8", "fp16", "tensor"),
+               ("fp8e4m3", None, "tensor"), ("fp8e4m3", "bf16", "row"), ("fp8e4m3", "fp16", "none"),
+               ("fp8e5m2", "bf16", "tensor"), ("fp8e5m2", "fp32", "row")]
+QUANT_SHAPES = [(37, 45, 96), (1000, 1000, 1024), (16, 4096, 4096), (4096, 4096, 4096)]
+
+
+@pytest.fixture(scope="module")
+def quant_variants(registry):
+    insts = {}
+    for dtype, out, scale in QUANT_CASES:
+        for M, N, K in QUANT_SHAPES:
+            p = registry.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout="rcr", out_dtype=out, scale=scale)
+            insts.update({r.instance.name: r.instance for r in registry.select(p).ranked[:TOP]})
+    report = registry.build(max_workers=16, progress=False, instances=list(insts.values()))
+    return registry
+
+
+@pytest.mark.parametrize("case", QUANT_CASES, ids=lambda c: "_".join(str(x) for x in c))
+@pytest.mark.parametrize("shape", QUANT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_quantized_top_instances_match_reference(quant_variants, case, shape):
+    dtype, out, scale = case
+    M, N, K = shape
+    p = quant_variants.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout="rcr", out_dtype=out, scale=scale)
+    for r in quant_variants.select(p).ranked[:TOP]:
+        if quant_variants.compile_failure(r.instance.name):
+            continue
+        v = validate(quant_variants, "gemm", p, instance=r.instance.name, seed=11, interpret=False)
+        assert v.passed, (r.instance.name, v)

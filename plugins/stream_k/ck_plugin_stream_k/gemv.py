@@ -20,7 +20,7 @@ from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
-from ck_plugin_gemm.epilogue import valid_epilogue, variant_suffix
+from ck_plugin_gemm.epilogue import valid_epilogue, valid_out, variant_suffix
 from ck_plugin_gemm.family import GemmMatch
 from ck_plugin_gemm.problem import GemmProblem, Layout
 
@@ -45,6 +45,7 @@ class GemvKey(KeyBase):
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     epilogue: str = attrs.field(default="none", validator=valid_epilogue)
     batched: bool = attrs.field(default=False, validator=boolean)
+    out_dtype: str = attrs.field(default="same", validator=valid_out)
 
     @property
     def name(self) -> str:
