@@ -155,6 +155,11 @@ _PERSISTENT_DEFAULT_FP32 = _PERSISTENT_FP32[:2]
 # wants BK = 128). Not yet measured.
 _PERSISTENT_QUANT = [(128, 256, 128, 8, 3, 8, False, True, True), (128, 128, 128, 8, 4, 8, False, True, False),
                      (128, 256, 128, 4, 3, 8, True, False, False)]
+_PERSISTENT_QUANT_FULL = _PERSISTENT_QUANT + [
+    (128, 128, 128, 8, 3, 8, False, True, True), (128, 128, 128, 4, 3, 8, True, False, False),
+    (128, 128, 128, 4, 4, 8, False, True, True), (256, 128, 128, 8, 3, 8, False, True, True),
+    (128, 128, 64, 8, 5, 8, False, True, True), (128, 256, 64, 8, 4, 8, False, True, True),
+    (64, 256, 128, 4, 4, 8, False, True, True), (128, 128, 256, 8, 3, 8, False, True, False)]
 
 
 def persistent_default_set(arch: ArchSpec) -> list:
@@ -162,7 +167,7 @@ def persistent_default_set(arch: ArchSpec) -> list:
 
 
 def persistent_full_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT)
+    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL)
 
 
 def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
