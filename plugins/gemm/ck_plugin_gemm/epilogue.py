@@ -116,6 +116,7 @@ def valid_out(instance, attribute, value):
 def variant_suffix(key) -> str:
     """The name suffix of a key's output type, epilogue and batching ('' for a plain key)."""
     suffix = "" if key.out_dtype == "same" else f"_o{key.out_dtype}"
+    suffix += "_fastacc" if key.fast_accum else ""
     suffix += "" if key.epilogue == "none" else f"_{key.epilogue}"
     return suffix + ("_batched" if key.batched else "")
 
@@ -163,18 +164,20 @@ class GemmEpilogueMixin:
 
     def specialize(self, key, p):
         """``key`` with ``p``'s epilogue and batching, if ``key`` is plain; else ``key``."""
-        if key.epilogue != "none" or key.batched or key.out_dtype != "same":
+        if key.epilogue != "none" or key.batched or key.out_dtype != "same" or key.fast_accum:
             return key
         want, batched = p.epilogue, p.batch > 1 and self.batches
         out = "same" if p.out is default_out(key.dtype) else p.out.value
-        if want == "none" and not batched and out == "same":
+        if want == "none" and not batched and out == "same" and not p.fast_accum:
             return key
-        return _evolve(key, want, batched, out)
+        return _evolve(key, want, batched, out, p.fast_accum)
 
     def variant_reason(self, key, p) -> str | None:
         """Why ``key``'s epilogue or batching is not ``p``'s, or None."""
         if key.epilogue != p.epilogue:
             return f"epilogue {key.epilogue} != the problem's {p.epilogue}"
+        if key.fast_accum != p.fast_accum:
+            return f"fast_accum={key.fast_accum} but the problem's is {p.fast_accum}"
         out = default_out(key.dtype) if key.out_dtype == "same" else key.out_dtype
         if getattr(out, "value", out) != p.out.value:
             return f"out_dtype {getattr(out, 'value', out)} != the problem's {p.out.value}"
@@ -234,5 +237,5 @@ def out_type(key):
 
 
 @functools.lru_cache(maxsize=4096)
-def _evolve(key, epilogue: str, batched: bool, out: str):
-    return attrs.evolve(key, epilogue=epilogue, batched=batched, out_dtype=out)
+def _evolve(key, epilogue: str, batched: bool, out: str, fast_accum: bool):
+    return attrs.evolve(key, epilogue=epilogue, batched=batched, out_dtype=out, fast_accum=fast_accum)

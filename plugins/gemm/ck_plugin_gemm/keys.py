@@ -42,6 +42,7 @@ class GemmKey(KeyBase):
     epilogue: str = attrs.field(default="none", validator=valid_epilogue)
     batched: bool = attrs.field(default=False, validator=boolean)
     out_dtype: str = attrs.field(default="same", validator=valid_out)
+    fast_accum: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:

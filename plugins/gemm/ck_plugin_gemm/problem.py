@@ -77,6 +77,11 @@ def _out_type(instance, attribute, value):
         raise UnsupportedProblem(attribute.name, value, f"None or one of {', '.join(o.value for o in OutType)}", op="gemm")
 
 
+def _bool(instance, attribute, value):
+    if not isinstance(value, bool):
+        raise UnsupportedProblem(attribute.name, value, "true or false", op="gemm")
+
+
 def _ptr_align(instance, attribute, value):
     if value not in (1, 2, 4, 8, 16):
         raise UnsupportedProblem(attribute.name, value, "one of 1, 2, 4, 8, 16 (bytes)", op="gemm")
@@ -92,6 +97,8 @@ class GemmProblem(ProblemBase):
     :ivar out_dtype: C's type: the input type for fp16/bf16/fp32 (None: that); for int8 ``int32``
         (default), ``fp16``, ``bf16`` or ``fp32``; for fp8 ``bf16`` (default), ``fp16`` or ``fp32``.
     :ivar scale: dequantization scales ``none``, ``tensor`` or ``row`` (tensors ``scale_a``, ``scale_b``, fp32).
+    :ivar fast_accum: fp8 only: let the tensor cores' accumulator run the whole K loop without
+        promotion to fp32 (as ``torch._scaled_mm(use_fast_accum=True)``): faster, less accurate.
     :ivar layout: ``rcr``, ``rrr``, ``crr`` or ``ccr``.
     :ivar lda, ldb, ldc: leading dimensions in elements (None: packed).
     :ivar ptr_align: byte alignment of every base pointer (default 16).
@@ -128,11 +135,12 @@ class GemmProblem(ProblemBase):
     stride_c: int | None = attrs.field(default=None, validator=_optional_stride)
     out_dtype: OutType | None = attrs.field(default=None, converter=enum_converter(OutType), validator=_out_type)
     scale: Scale = attrs.field(default=Scale.NONE, converter=enum_converter(Scale), validator=member_of(Scale))
+    fast_accum: bool = attrs.field(default=False, validator=_bool)
 
     #: Fields left out of :meth:`to_dict` and :attr:`name` while they hold these defaults, so
     #: plain problems keep their spelling (datasets, models and suites predate them).
     _DEFAULTS = {"alpha": 1.0, "beta": 0.0, "bias": "none", "num_d": 0, "activation": "identity", "batch": 1,
-                 "scale": "none"}
+                 "scale": "none", "fast_accum": False}
 
     def __attrs_post_init__(self):
         self._check_types()
@@ -164,6 +172,8 @@ class GemmProblem(ProblemBase):
         if quant and self.layout is not Layout.RCR:
             raise UnsupportedProblem("layout", self.layout.value, f"rcr for {self.dtype.value} inputs (both operands "
                                      "K-major, as torch._scaled_mm and torch._int_mm take them)", op="gemm")
+        if self.fast_accum and self.dtype not in (QuantType.FP8E4M3, QuantType.FP8E5M2):
+            raise UnsupportedProblem("fast_accum", True, "False (fast accumulation is for fp8 inputs)", op="gemm")
         if self.out_dtype is OutType.INT32:
             if self.dtype is not QuantType.INT8:
                 raise UnsupportedProblem("out_dtype", "int32", "int32 only for int8 inputs", op="gemm")
@@ -223,6 +233,8 @@ class GemmProblem(ProblemBase):
             s += f"_pa{self.ptr_align}"
         if isinstance(self.dtype, QuantType) and self.out is not DEFAULT_OUT[self.dtype]:
             s += f"_o{self.out.value}"
+        if self.fast_accum:
+            s += "_fastacc"
         if self.epilogue != "none":
             s += f"_{self.epilogue}"
             if self.alpha != 1.0 or self.beta != 0.0:

@@ -151,15 +151,18 @@ _PERSISTENT_FP32 = [(128, 128, 32, 8, 3, 8, False, True, False), (128, 128, 32, 
 # measured, the two tutorial-like tiles.
 _PERSISTENT_DEFAULT_16BIT = [_PERSISTENT_16BIT[i] for i in (2, 0, 8, 1, 7, 3)]
 _PERSISTENT_DEFAULT_FP32 = _PERSISTENT_FP32[:2]
-# int8 / fp8 (rcr): the large 16-bit persistent tiles with BLOCK_K 128 (TRITON_NOTES §1.5: fp8
-# wants BK = 128). Not yet measured.
-_PERSISTENT_QUANT = [(128, 256, 128, 8, 3, 8, False, True, True), (128, 128, 128, 8, 4, 8, False, True, False),
-                     (128, 256, 128, 4, 3, 8, True, False, False)]
+# int8 / fp8 (rcr), BLOCK_K 128 (TRITON_NOTES §1.5: fp8 wants BK = 128). On an H200 (ckcore profile
+# of the full set, benchmarks/results/profile_quant_h200.jsonl) 256x128x128 was the fastest fp8
+# instance with promoted accumulation on 4 of 4 shapes, the 128x128x128 warp-specialised one second;
+# 128x256x128 warp-specialised was the usual pick with fast accumulation (bench, first run);
+# 128x256x128 flattened is second for int8 (the tiled 128x128x128 first).
+_PERSISTENT_QUANT = [(128, 256, 128, 8, 3, 8, False, True, True), (256, 128, 128, 8, 3, 8, False, True, True),
+                     (128, 128, 128, 4, 3, 8, True, False, False), (128, 256, 128, 4, 3, 8, True, False, False)]
 _PERSISTENT_QUANT_FULL = _PERSISTENT_QUANT + [
-    (128, 128, 128, 8, 3, 8, False, True, True), (128, 128, 128, 4, 3, 8, True, False, False),
-    (128, 128, 128, 4, 4, 8, False, True, True), (256, 128, 128, 8, 3, 8, False, True, True),
-    (128, 128, 64, 8, 5, 8, False, True, True), (128, 256, 64, 8, 4, 8, False, True, True),
-    (64, 256, 128, 4, 4, 8, False, True, True), (128, 128, 256, 8, 3, 8, False, True, False)]
+    (128, 128, 128, 8, 3, 8, False, True, True), (128, 128, 128, 8, 4, 8, False, True, False),
+    (128, 128, 128, 4, 4, 8, False, True, True), (128, 128, 64, 8, 5, 8, False, True, True),
+    (128, 256, 64, 8, 4, 8, False, True, True), (64, 256, 128, 4, 4, 8, False, True, True),
+    (128, 128, 256, 8, 3, 8, False, True, False)]
 
 
 def persistent_default_set(arch: ArchSpec) -> list:

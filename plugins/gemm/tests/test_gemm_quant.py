@@ -58,6 +58,17 @@ def test_persistent_family(reg, dtype):
         assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True)
 
 
+def test_fast_accumulation_variant(reg):
+    p = reg.problem("gemm", M=40, N=64, K=256, dtype="fp8e4m3", layout="rcr", scale="tensor", fast_accum=True)
+    inst = reg.select(p).instance
+    assert inst.key.fast_accum and "_fastacc" in inst.name
+    assert "max_num_imprecise_acc" not in reg.job(inst).source
+    plain = reg.problem("gemm", M=40, N=64, K=256, dtype="fp8e4m3", layout="rcr", scale="tensor")
+    assert "max_num_imprecise_acc=128" in reg.job(reg.select(plain).instance).source
+    assert "fast_accum" in reg.family(inst).supports(inst.key, plain)
+    assert_matches_reference(reg, "gemm", p, interpret=True)
+
+
 def test_dispatch_from_tensors_matches_torch(reg):
     op = reg.catalog.op("gemm")
     a = torch.randint(-8, 8, (24, 64), dtype=torch.int8)
@@ -77,6 +88,7 @@ def test_dispatch_from_tensors_matches_torch(reg):
     ({"dtype": "int8", "activation": "relu"}, "out_dtype"),
     ({"dtype": "int8", "out_dtype": "int64"}, "out_dtype"),
     ({"dtype": "fp8e4m3", "scale": "channel"}, "scale"),
+    ({"dtype": "bf16", "fast_accum": True}, "fast_accum"),
 ])
 def test_bad_quantized_problems(reg, fields, field):
     base = {"M": 16, "N": 16, "K": 64, "layout": "rcr", **fields}
