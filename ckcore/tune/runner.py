@@ -53,14 +53,16 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     for fields in problems:
         problem = spec.problem(**fields)
         pairs = []
-        for inst in reg.of_op(op):
-            fam = reg.family(inst)
+        for declared in reg.of_op(op):
+            fam = reg.family(declared)
+            # The variant that runs the problem (e.g. a GEMM's fused epilogue), which rows name.
+            inst = reg.specialized(declared, problem)
             if fam.supports(inst.key, problem) is not None:
                 continue
             if (op, problem.name, inst.name) in done:
                 skipped += 1
                 continue
-            pairs.append((inst, fam))
+            pairs.append((declared, inst, fam))
         if pairs:
             todo.append((problem, pairs))
     total = sum(len(pairs) for _, pairs in todo)
@@ -97,19 +99,20 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
                     problem, pairs = tasks.get_nowait()
                 except queue.Empty:
                     return
-                for inst, fam in pairs:
+                for declared, inst, fam in pairs:
                     if out_of_time():
                         return
-                    measure(worker, problem, inst, fam)
+                    measure(worker, problem, declared, inst, fam)
         finally:
             worker.stop()
 
-    def measure(worker, problem, inst, fam) -> None:
+    def measure(worker, problem, declared, inst, fam) -> None:
         failure = reg.compile_failure(inst.name)
         if failure:
             result = {"status": "compile_failed", "error": failure[:2000]}
         else:
-            task = {"op": op, "problem": problem.to_dict(), "instance": inst.name, "warmup": warmup, "rep": rep}
+            # The worker declares the same instances; dispatching the declared one runs the variant.
+            task = {"op": op, "problem": problem.to_dict(), "instance": declared.name, "warmup": warmup, "rep": rep}
             try:
                 result = worker.run(task, timeout_s)
             except RuntimeError as exc:  # the worker cannot start: record it, go on
