@@ -117,6 +117,7 @@ class Registry:
         self._failed: dict[str, str] = {}
         self._buckets: dict[str, tuple[int, dict[Hashable, list[Instance]]]] = {}
         self._derived: dict[str, Instance] = {}
+        self._specialized: dict[tuple[str, ProblemBase], Instance] = {}
         from .workspace import Workspaces
 
         self.workspaces = Workspaces()
@@ -211,9 +212,13 @@ class Registry:
 
         :raises InvalidKernelKey: the variant is invalid on this arch.
         """
+        memo = self._specialized.get((inst.name, problem))
+        if memo is not None:
+            return memo
         fam = self.family(inst)
         key = fam.specialize(inst.key, problem)
         if key is inst.key or key == inst.key:
+            self._specialized[(inst.name, problem)] = inst
             return inst
         name = key.name
         found = self._derived.get(name)
@@ -222,6 +227,7 @@ class Registry:
             if reasons:
                 raise InvalidKernelKey(name, reasons)
             found = self._derived[name] = Instance.of(fam, key)
+        self._specialized[(inst.name, problem)] = found
         return found
 
     def derived(self, name: str) -> Instance | None:

@@ -10,7 +10,7 @@ from ckcore.dispatch import launch
 
 @pytest.mark.parametrize("fields, field", [
     (dict(M=0), "M"), (dict(N=-3), "N"), (dict(K=1.5), "K"), (dict(M=True), "M"), (dict(K=2**31), "K"),
-    (dict(dtype="fp64"), "dtype"), (dict(dtype="int8"), "dtype"), (dict(layout="rcc"), "layout"),
+    (dict(dtype="fp64"), "dtype"), (dict(dtype="int4"), "dtype"), (dict(layout="rcc"), "layout"),
     (dict(layout="RCR "), "layout"), (dict(lda=10), "lda"), (dict(ldc=0), "ldc"), (dict(ptr_align=3), "ptr_align"),
 ])
 def test_bad_problem_fields(ck_registry, fields, field):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Mapping
 
@@ -34,6 +35,18 @@ def _layout_of(name: str, t, rows: int, cols: int) -> tuple[str, int]:
         if cols == 1 or s1 >= max(rows, 1):
             return "c", (s1 if cols > 1 else max(rows, 1))
     raise UnsupportedProblem(f"{name}.stride", (s0, s1), "row-major (stride (ld, 1)) or column-major (stride (1, ld)) with ld >= the packed size", op="gemm")
+
+
+@functools.lru_cache(maxsize=4096)
+def _expectations(problem: GemmProblem):
+    """(tensors that must be absent, [(name, shape, strides, shared by the batch, torch dtype)])."""
+    import torch
+
+    shapes, strides = problem.tensor_shapes(), problem.tensor_strides()
+    absent = tuple(n for n in EPILOGUE_TENSORS if n not in shapes)
+    expected = [(n, torch.Size(shapes[n]), strides[n], problem.batch > 1 and n in ("a", "b") and strides[n][0] == 0,
+                 problem.tensor_type(n).torch) for n in ("a", "b", "c", *problem.epilogue_tensors())]
+    return absent, tuple(expected)
 
 
 class GemmOperator(Operator):
@@ -99,27 +112,28 @@ class GemmOperator(Operator):
         return problem
 
     def check_tensors(self, problem: GemmProblem, tensors: Mapping[str, Any]) -> None:
-        shapes, strides = problem.tensor_shapes(), problem.tensor_strides()
-        for name in self.optional_inputs:
-            if name not in shapes and tensors.get(name) is not None:
+        """Shapes, strides, dtypes and alignment of every tensor the problem reads or writes, and
+        no tensor it does not read. The expectations are computed once per problem (this runs
+        on every dispatch). :raises UnsupportedProblem: naming the tensor field."""
+        absent, expected = _expectations(problem)
+        for name in absent:
+            if tensors.get(name) is not None:
                 raise UnsupportedProblem(name, "<tensor>", f"absent: the problem's epilogue ({problem.epilogue}) does not read it", op="gemm")
-        for name in ("a", "b", "c", *problem.epilogue_tensors()):
+        for name, shape, stride, shared, want in expected:
             t = tensors.get(name)
             if t is None:
                 continue
             if not hasattr(t, "data_ptr"):
                 raise UnsupportedProblem(name, type(t).__name__, "a torch tensor", op="gemm")
-            shape, stride = shapes[name], strides[name]
-            if problem.batch > 1 and name in ("a", "b") and stride[0] == 0 and t.dim() == 2:
+            if shared and t.dim() == 2:
                 shape, stride = shape[1:], stride[1:]  # one matrix shared by the batch
-            if tuple(t.shape) != shape:
+            if t.shape != shape:
                 raise UnsupportedProblem(f"{name}.shape", tuple(t.shape), f"{list(shape)}", op="gemm")
-            want = problem.tensor_type(name).torch
             if t.dtype != want:
                 raise UnsupportedProblem(f"{name}.dtype", str(t.dtype), f"{want} (problem dtype {problem.dtype.value}, "
                                          f"out_dtype {problem.out.value})", op="gemm")
-            for dim, (size, have, want) in enumerate(zip(t.shape, t.stride(), stride)):
-                if size > 1 and have != want:
+            for size, have, need in zip(t.shape, t.stride(), stride):
+                if size > 1 and have != need:
                     raise UnsupportedProblem(
                         f"{name}.stride", tuple(t.stride()),
                         f"{stride} (layout {problem.layout.value}, ld and batch strides as the problem says; size-1 dims are free)",
