@@ -63,9 +63,8 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     """
     spec = registry.catalog.op(op)
     problem = registry.coerce_problem(op, problem)
-    unknown = set(tensors) - set(spec.inputs) - set(spec.optional_inputs) - {spec.output}
-    if unknown:
-        name = sorted(unknown)[0]
+    if not _names(spec).issuperset(tensors):
+        name = sorted(set(tensors) - _names(spec))[0]
         known = spec.inputs + spec.optional_inputs + (spec.output,)
         raise UnsupportedProblem(name, "<tensor>", f"tensors named {', '.join(known)}", op=op)
     for name in spec.required_inputs(problem):
@@ -75,12 +74,16 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     interpret = registry.interpret if interpret is None else interpret
     first = tensors[spec.inputs[0]]
     want = "cpu" if interpret else "cuda"
+    device = first.device
     for name, t in tensors.items():
-        if t is not None and t.device.type != want:
-            raise UnsupportedProblem(f"{name}.device", str(t.device),
+        if t is None:
+            continue
+        where = t.device
+        if where.type != want:
+            raise UnsupportedProblem(f"{name}.device", str(where),
                                      f"a {want} tensor ({'interpreter' if interpret else 'GPU'} mode)", op=op)
-        if t is not None and t.device != first.device:
-            raise UnsupportedProblem(f"{name}.device", str(t.device), f"the device of {spec.inputs[0]} ({first.device})", op=op)
+        if where != device:
+            raise UnsupportedProblem(f"{name}.device", str(where), f"the device of {spec.inputs[0]} ({device})", op=op)
     out = tensors.get(spec.output)
     if out is None:
         out = spec.empty_output(problem, first)
@@ -98,7 +101,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
     for name, nbytes in plan.workspaces.items():
-        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(first.device, nbytes, f"{inst.family}/{name}")
+        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
     args = plan.family.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
     grid = plan.grid
     if interpret:
@@ -107,12 +110,23 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     else:
         import torch
 
-        with torch.cuda.device(first.device):
-            try:
+        try:
+            if device.index == torch.cuda.current_device():  # the common case: no device switch
                 kernel[grid](*args)
-            except Exception as exc:  # launcher / driver failure: report it as a ckcore error
-                raise DeviceError(f"launching {inst.name} on {first.device} failed: {exc}") from exc
+            else:
+                with torch.cuda.device(device):
+                    kernel[grid](*args)
+        except Exception as exc:  # launcher / driver failure: report it as a ckcore error
+            raise DeviceError(f"launching {inst.name} on {device} failed: {exc}") from exc
     return out
+
+
+def _names(spec) -> frozenset:
+    """The tensor names ``spec``'s op takes (inputs, optional inputs, output), memoised on it."""
+    names = spec.__dict__.get("_ckcore_tensor_names")
+    if names is None:
+        names = spec._ckcore_tensor_names = frozenset(spec.inputs + spec.optional_inputs + (spec.output,))
+    return names
 
 
 def dispatch(op: str, problem, **tensors) -> Any:
