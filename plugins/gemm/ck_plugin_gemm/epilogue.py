@@ -53,6 +53,7 @@ class Bias(str, enum.Enum):
     COL = "col"
 
 
+@functools.lru_cache(maxsize=None)
 def epilogue_name(*, scale: bool, c_in: bool, bias: Bias, num_d: int, activation: Activation, dequant="none") -> str:
     """The identifier of an epilogue: tokens ``sten``/``srow`` (dequantization scales per tensor
     or per row and column), ``alpha``, ``beta``, ``brow``/``bcol``, ``d{n}`` and the activation,
@@ -222,6 +223,7 @@ class GemmEpilogueMixin:
         return tuple(args)
 
 
+@functools.lru_cache(maxsize=None)
 def default_out(dtype):
     """C's type when a key says ``out_dtype="same"``: the input type, int32 for int8, bf16 for fp8."""
     from .quant import DEFAULT_OUT, OutType
