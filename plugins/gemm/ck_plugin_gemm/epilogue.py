@@ -179,9 +179,8 @@ class GemmEpilogueMixin:
             return f"epilogue {key.epilogue} != the problem's {p.epilogue}"
         if key.fast_accum != p.fast_accum:
             return f"fast_accum={key.fast_accum} but the problem's is {p.fast_accum}"
-        out = default_out(key.dtype) if key.out_dtype == "same" else key.out_dtype
-        if getattr(out, "value", out) != p.out.value:
-            return f"out_dtype {getattr(out, 'value', out)} != the problem's {p.out.value}"
+        if out_type(key) is not p.out:
+            return f"out_dtype {out_type(key).value} != the problem's {p.out.value}"
         if p.batch > 1 and not self.batches:
             return f"batch={p.batch}: {self.name} kernels take one matrix"
         if key.batched != (p.batch > 1):
@@ -206,21 +205,11 @@ class GemmEpilogueMixin:
         return sig
 
     def variant_args(self, key, p, tensors: Mapping[str, Any]) -> tuple:
-        """Values of :meth:`variant_signature`'s parameters."""
-        spec = parse_epilogue(key.epilogue)
-        args: list[Any] = []
-        if key.epilogue != "none":
-            if spec["dequant"] != "none":
-                args += [tensors["scale_a"], tensors["scale_b"]]
-            args += [float(p.alpha), float(p.beta)]
-            if spec["c_in"]:
-                args.append(tensors["c_in"])
-            if spec["bias"] is not Bias.NONE:
-                args.append(tensors["bias"])
-            args += [tensors[f"d{i}"] for i in range(spec["num_d"])]
-        if key.batched:
-            args += [p.stride_a, p.stride_b, p.stride_c]
-        return tuple(args)
+        """Values of :meth:`variant_signature`'s parameters: ``<name>_ptr`` is tensor ``<name>``,
+        the scalars are the problem's fields."""
+        return tuple(tensors[name[:-4]] if name.endswith("_ptr") else
+                     float(getattr(p, name)) if name in ("alpha", "beta") else getattr(p, name)
+                     for name in self.variant_signature(key, "*"))
 
 
 @functools.lru_cache(maxsize=None)

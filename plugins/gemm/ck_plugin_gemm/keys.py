@@ -8,17 +8,10 @@ from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
 from .epilogue import valid_epilogue, valid_out, variant_suffix
-from .quant import QuantType, element_type
+from .quant import QuantType, element_type, valid_element_type
 from .problem import Layout
 
 __all__ = ["GemmKey"]
-
-
-def _element_type(instance, attribute, value):
-    if not isinstance(value, (DType, QuantType)):
-        from ckcore.keys import _fail
-
-        _fail(instance, attribute.name, value, f"one of {', '.join([d.value for d in DType] + [q.value for q in QuantType])}")
 
 
 @attrs.frozen(kw_only=True)
@@ -30,7 +23,7 @@ class GemmKey(KeyBase):
     compiled in (see :mod:`ck_plugin_gemm.epilogue`; ``same``: the input type, int32 for int8 and
     bf16 for fp8 inputs); kernel sets declare plain keys and the registry derives the others."""
 
-    dtype: DType | QuantType = attrs.field(converter=element_type, validator=_element_type)
+    dtype: DType | QuantType = attrs.field(converter=element_type, validator=valid_element_type)
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
     block_m: int = attrs.field(validator=power_of_two_in(16, 256))
     block_n: int = attrs.field(validator=power_of_two_in(16, 256))

@@ -18,10 +18,10 @@ import math
 import attrs
 
 from ckcore import DType, ProblemBase, UnsupportedProblem
-from ckcore.keys import canonical, enum_converter, int_in, member_of, positive_int
+from ckcore.keys import boolean, canonical, enum_converter, int_in, member_of, positive_int
 
 from .epilogue import MAX_D, Activation, Bias, D_NAMES, epilogue_name
-from .quant import DEFAULT_OUT, OutType, QuantType, Scale, element_type, is_element_type
+from .quant import DEFAULT_OUT, OutType, QuantType, Scale, element_type, valid_element_type
 
 __all__ = ["Layout", "GemmProblem", "MAX_DIM"]
 
@@ -66,20 +66,9 @@ def _optional_stride(instance, attribute, value):
         raise UnsupportedProblem(attribute.name, value, "an integer >= 0 (elements between matrices of the batch)", op="gemm")
 
 
-def _element_type(instance, attribute, value):
-    if not is_element_type(value):
-        known = [d.value for d in DType] + [q.value for q in QuantType]
-        raise UnsupportedProblem(attribute.name, value, f"one of {', '.join(known)}", op="gemm")
-
-
 def _out_type(instance, attribute, value):
     if value is not None and not isinstance(value, OutType):
         raise UnsupportedProblem(attribute.name, value, f"None or one of {', '.join(o.value for o in OutType)}", op="gemm")
-
-
-def _bool(instance, attribute, value):
-    if not isinstance(value, bool):
-        raise UnsupportedProblem(attribute.name, value, "true or false", op="gemm")
 
 
 def _ptr_align(instance, attribute, value):
@@ -87,7 +76,7 @@ def _ptr_align(instance, attribute, value):
         raise UnsupportedProblem(attribute.name, value, "one of 1, 2, 4, 8, 16 (bytes)", op="gemm")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)  # hashed once: it keys every per-dispatch memo
 class GemmProblem(ProblemBase):
     """C[M,N] = A[M,K] @ B[K,N].
 
@@ -117,7 +106,7 @@ class GemmProblem(ProblemBase):
     M: int = attrs.field(validator=_dim)
     N: int = attrs.field(validator=_dim)
     K: int = attrs.field(validator=_dim)
-    dtype: DType | QuantType = attrs.field(converter=element_type, validator=_element_type)
+    dtype: DType | QuantType = attrs.field(converter=element_type, validator=valid_element_type)
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
     lda: int | None = attrs.field(default=None, validator=_optional_ld)
     ldb: int | None = attrs.field(default=None, validator=_optional_ld)
@@ -135,7 +124,7 @@ class GemmProblem(ProblemBase):
     stride_c: int | None = attrs.field(default=None, validator=_optional_stride)
     out_dtype: OutType | None = attrs.field(default=None, converter=enum_converter(OutType), validator=_out_type)
     scale: Scale = attrs.field(default=Scale.NONE, converter=enum_converter(Scale), validator=member_of(Scale))
-    fast_accum: bool = attrs.field(default=False, validator=_bool)
+    fast_accum: bool = attrs.field(default=False, validator=boolean)
 
     #: Fields left out of :meth:`to_dict` and :attr:`name` while they hold these defaults, so
     #: plain problems keep their spelling (datasets, models and suites predate them).

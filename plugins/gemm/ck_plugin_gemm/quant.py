@@ -18,7 +18,7 @@ import numpy as np
 
 from ckcore import DType
 
-__all__ = ["QuantType", "OutType", "Scale", "element_type", "DEFAULT_OUT"]
+__all__ = ["QuantType", "OutType", "Scale", "element_type", "valid_element_type", "DEFAULT_OUT"]
 
 
 class QuantType(str, enum.Enum):
@@ -109,5 +109,10 @@ def element_type(value):
     return value
 
 
-def is_element_type(value) -> bool:
-    return isinstance(value, (DType, QuantType))
+def valid_element_type(instance, attribute, value):
+    """attrs validator of a problem's or key's ``dtype``: a :class:`ckcore.DType` or :class:`QuantType`
+    (an error naming the field: UnsupportedProblem for problems, InvalidKernelKey for keys)."""
+    from ckcore.keys import _fail
+
+    if not isinstance(value, (DType, QuantType)):
+        _fail(instance, attribute.name, value, f"one of {', '.join([d.value for d in DType] + [q.value for q in QuantType])}")
