@@ -26,7 +26,8 @@ class DwFamily(ConvFamily):
 
     def check(self, key: DwKey, arch: ArchSpec) -> list[str]:
         """Static validity: threads per block, a tile of at least one element per thread and
-        at most 64 fp32 accumulators per thread, and ``unroll`` only where taps are looped."""
+        at most 64 fp32 accumulators per thread (backward-weight keeps one accumulator tile per
+        tap of a pass: ``unroll`` tiles)."""
         reasons = []
         threads = key.num_warps * 32
         if threads > arch.max_threads_per_block:
@@ -34,10 +35,10 @@ class DwFamily(ConvFamily):
         tile = key.block_p * key.block_c
         if tile < threads:
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
-        if tile // threads > 64:
-            reasons.append(f"{tile // threads} fp32 accumulators per thread > 64")
-        if key.unroll > 1 and self.direction == "bwd_weight":
-            reasons.append(f"unroll {key.unroll}: backward-weight reduces over pixels, not taps (unroll 1)")
+        tiles = key.unroll if self.direction == "bwd_weight" else 1
+        if tiles * tile // threads > 64:
+            reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > 64"
+                           + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
         return reasons
 
     def _tile_reason(self, key: DwKey, p) -> str | None:

@@ -24,9 +24,11 @@ class DwKey(KeyBase):
         or ``generic`` (64-bit offsets, every valid problem).
     :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
         channel k and channel vectors stay contiguous (``_m1``).
-    :ivar unroll: filter taps per loop step (forward and backward-data): the step's loads are
-        issued back to back, so ``unroll`` of them are in flight per warp; the last step masks
-        the taps past the filter (``_t{unroll}``; 1 keeps one tap per step).
+    :ivar unroll: filter taps per loop step (``_t{unroll}``; 1 keeps one tap per step). Forward
+        and backward-data: the step's loads are issued back to back, so ``unroll`` of them are in
+        flight per warp. Backward-weight: taps per pass over the pixels, each with its own
+        accumulator tile, so dy is read ceil(taps / unroll) times. The last step masks the taps
+        past the filter.
     """
 
     direction: ClassVar[str] = ""
