@@ -2,8 +2,9 @@
 on the GPU to choose the default set (bf16 and fp16, channels-last, multiplier one, the default
 channels-last tiles × num_stages 1/3 × unroll 1/3/9 taps per step, plus the 64x64 tile with
 32-bit indexing for unaligned channel counts; backward-data one-tap tiles also as unit-stride twins),
-and benchmarks/sweep_dw_bwd_weight.json: backward-weight tiles × taps per pass (1, 3, 9, 16, 25,
-as many as 64 fp32 accumulators per thread allow) × splits 8-512, same dtypes and layout.
+and benchmarks/sweep_dw_bwd_weight.json: backward-weight tiles × taps per pass (1, 3, 7, 9, 16,
+as many as 64 fp32 accumulators per thread allow) × splits 4-256 × num_stages 1/2, same dtypes and
+layout.
 usage: python benchmarks/make_dw_sweep_set.py; then on the GPU: bash benchmarks/run_dw_sweep.sh OUT"""
 
 import itertools
@@ -28,11 +29,11 @@ def main():
                 inst.append({"family": family, "key": {**key, "unit_stride": True}})
     write("benchmarks/sweep_dw.json", inst)
     inst = []
-    for dtype, (bp, bc, w), taps, split in itertools.product(("bf16", "fp16"), BWD_WEIGHT_TILES, (1, 3, 9, 16, 25),
-                                                             (8, 32, 128, 512)):
+    for dtype, (bp, bc, w), taps, split, s in itertools.product(("bf16", "fp16"), BWD_WEIGHT_TILES, (1, 3, 7, 9, 16),
+                                                                (4, 16, 64, 256), (1, 2)):
         if taps * bp * bc // (32 * w) <= 64:
             inst.append({"family": "dw_bwd_weight", "key": {
-                "dtype": dtype, "channels_last": True, "block_p": bp, "block_c": bc, "num_warps": w, "num_stages": 1,
+                "dtype": dtype, "channels_last": True, "block_p": bp, "block_c": bc, "num_warps": w, "num_stages": s,
                 "access": "a16", "multiplier_one": True, "unroll": taps, "split": split}})
     write("benchmarks/sweep_dw_bwd_weight.json", inst)
 

@@ -114,7 +114,8 @@ class DwBwdData(DwFamily):
 
 
 class DwBwdWeight(DwFamily):
-    """Backward-weight: channel blocks × splits of the pixel reduction, combined in order."""
+    """Backward-weight: channel blocks × splits of the pixel reduction × passes of ``unroll``
+    taps, combined in order."""
 
     name = "dw_bwd_weight"
     op = "grouped_conv_bwd_weight"
@@ -141,7 +142,7 @@ class DwBwdWeight(DwFamily):
         return super().launch_args(key, p, tensors, interpret=interpret)
 
     def grid(self, key, p):
-        return (math.ceil(p.K / key.block_c), key.split, 1)
+        return (math.ceil(p.K / key.block_c), key.split, math.ceil(p.taps / key.unroll))
 
     def supports(self, key, p):
         reason = super().supports(key, p)
