@@ -27,7 +27,8 @@ class DwFamily(ConvFamily):
     def check(self, key: DwKey, arch: ArchSpec) -> list[str]:
         """Static validity: threads per block, a tile of at least one element per thread and
         at most 64 fp32 accumulators per thread (backward-weight keeps one accumulator tile per
-        tap of a pass: ``unroll`` tiles)."""
+        tap of a pass, ``unroll`` tiles, and may hold 128: its loop body has no other tile
+        alive across iterations)."""
         reasons = []
         threads = key.num_warps * 32
         if threads > arch.max_threads_per_block:
@@ -35,9 +36,9 @@ class DwFamily(ConvFamily):
         tile = key.block_p * key.block_c
         if tile < threads:
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
-        tiles = key.unroll if self.direction == "bwd_weight" else 1
-        if tiles * tile // threads > 64:
-            reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > 64"
+        tiles, budget = (key.unroll, 128) if self.direction == "bwd_weight" else (1, 64)
+        if tiles * tile // threads > budget:
+            reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
                            + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
         return reasons
 
