@@ -1,7 +1,7 @@
 """Named kernel sets of the depthwise families: ``default`` (a few pixel × channel tiles per
 dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in pixels, and
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
-taps per loop step) and ``full`` (a sweep)."""
+taps per loop step, backward-weight with 3 or 7 taps per pass) and ``full`` (a sweep)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,17 @@ __all__ = ["default_set", "full_set"]
 # (block_p, block_c, num_warps, num_stages)
 _CL = [(64, 64, 4, 1), (128, 32, 4, 1), (32, 128, 4, 1), (128, 64, 8, 1)]
 _CF = [(128, 8, 4, 1), (256, 4, 4, 1)]
-# Backward-weight splits of the N·output-pixel reduction. Few channels leave few channel blocks
-# in channels-last tiles: 512 (first tile, aligned) keeps about 4 programs per SM on a 32-channel
-# layer (mbv2.dw32: 1 block of 64 channels). Contiguous tiles are narrow in channels already.
-_SPLITS = (1, 8, 32, 128)
-_WIDE_SPLIT = 512
+# Backward-weight, channels-last: (block_p, block_c, num_warps) × taps per pass × splits of the
+# N·output-pixel reduction. On the suite's 20 depthwise rows (H200, the round-2 and round-3 sweeps
+# benchmarks/results/dw_sweep_bwd_weight_passes_r{2,3}_h200.jsonl.gz, 796 instances) these tiles ×
+# 3 and 7 taps per pass × splits 4/16/64 reach 0.994 of the best swept instance (geomean; minimum
+# 0.948). One tap per pass is kept on the widest tile (small problems), a 256-way split on the first
+# (few channels, many pixels). num_stages 2 timed the same as 1 on every row.
+_BW_CL = [(64, 32, 4), (128, 32, 4), (32, 32, 4), (32, 64, 4)]
+_BW_CF = [(128, 8, 4), (256, 4, 4)]
+_BW_TAPS = (3, 7)
+_BW_SPLITS = (4, 16, 64)
+_BW_WIDE_SPLIT = 256
 # Forward taps per loop step in channels-last tiles: on the suite's 21 depthwise rows (H200,
 # benchmarks/results/dw_sweep_fwd_h200.jsonl.gz) 3 taps per step reached 0.996 of the best swept
 # instance (geomean; minimum 0.97), one tap 0.90 (minimum 0.72), 9 taps 0.81 (minimum 0.31).
@@ -27,8 +33,32 @@ _WIDE_SPLIT = 512
 _FWD_UNROLL = 3
 
 
+def _bwd_weight_keys(family, dtype, channels_last):
+    """Default backward-weight instances: every tile × taps per pass × split with multiplier one
+    and aligned access, and unsplit with 3 taps per pass (problems of few pixel blocks); the
+    first tile with 3 taps per pass for the general multiplier and for the 32-bit and generic
+    access modes."""
+    tiles = _BW_CL if channels_last else _BW_CF
+    out = []
+    for (bp, bc, w), m1, access in itertools.product(tiles, (True, False), ("a16", "i32", "generic")):
+        first = (bp, bc, w) == tiles[0]
+        if not (m1 and access == "a16") and not first:
+            continue
+        if not (m1 and access == "a16"):
+            variants = [(3, split) for split in (1,) + _BW_SPLITS[1:]]
+        else:
+            variants = list(itertools.product(_BW_TAPS, _BW_SPLITS)) + [(3, 1)]
+            variants += [(1, split) for split in _BW_SPLITS] if (bp, bc, w) == tiles[1] else []
+            variants += [(3, _BW_WIDE_SPLIT)] if first and channels_last else []
+        out += [family.key_cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
+                               access=access, multiplier_one=m1, unroll=taps, split=split) for taps, split in variants]
+    return out
+
+
 def _keys(family, dtype, channels_last, full):
     cls = family.key_cls
+    if family.direction == "bwd_weight" and not full:
+        return _bwd_weight_keys(family, dtype, channels_last)
     out = []
     tiles = _CL if channels_last else _CF
     if full:
@@ -38,8 +68,7 @@ def _keys(family, dtype, channels_last, full):
             continue  # one unaligned tile of each kind
         variants = [{}]
         if family.direction == "bwd_weight":
-            wide = channels_last and access == "a16" and (bp, bc, w, s) == tiles[0]
-            variants = [{"split": split} for split in _SPLITS + ((_WIDE_SPLIT,) if wide else ())]
+            variants = [{"split": split, "unroll": taps} for split, taps in itertools.product((16, 64), (1, 3, 7))]
         elif family.direction == "bwd_data":
             variants = [{"unit_stride": False}, {"unit_stride": True}]
         elif channels_last:
