@@ -151,6 +151,11 @@ class DwBwdWeight(DwFamily):
             return f"N·output pixels = {p.N * p.out_pixels} has fewer than split={key.split} blocks of {key.block_p}"
         return reason
 
+    def pair_features(self, key, p, arch):
+        """Plus taps per pass (``unroll``) and the passes over the pixels."""
+        return {**super().pair_features(key, p, arch), "taps_per_pass": key.unroll,
+                "passes": math.ceil(p.taps / key.unroll)}
+
     def workspaces(self, key, p):
         """``partials``: fp32 [channel blocks, split, taps, block_c]; ``counters``: one int32
         arrival count per channel block, left at zero by the kernel."""

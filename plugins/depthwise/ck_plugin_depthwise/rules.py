@@ -4,7 +4,8 @@ Depthwise convolution does 2·taps FLOPs per output (and per input for backward-
 bound by memory or by CUDA-core arithmetic, never by tensor cores:
 estimate = max(minimum bytes / HBM bandwidth, FLOPs / fp32 CUDA-core peak) / efficiency
            + per-tap loop overhead + launch,
-with peaks from the arch specs (datasheet). Efficiency falls for tiles that load few bytes per
+with peaks from the arch specs (datasheet). Backward-weight has its own model
+(:func:`_bwd_weight_ms`: passes of taps over the pixels, a per-step loop cost, registers). Efficiency falls for tiles that load few bytes per
 row (narrow channel blocks in channels-last, narrow pixel blocks when contiguous).
 """
 
@@ -33,11 +34,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     memory = min_bytes / (bw * eff)
     compute = flops / (device.peak_tflops["fp32"] * 1e12 * 0.6)
     if family.direction == "bwd_weight":
-        programs = math.ceil(p.K / key.block_c) * key.split
-        memory *= p.taps ** 0.5  # dy re-read per tap (mostly from L2)
-        memory += 2 * programs * p.taps * key.block_c * 4 / bw
-        if programs < arch.sm_count:
-            memory *= arch.sm_count / programs
+        return _bwd_weight_ms(key, p, arch, device, min_bytes, bw)
     else:
         programs = math.prod(family.grid(key, p))
         if programs < arch.sm_count:
@@ -51,4 +48,40 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     ms *= 1.0 if key.multiplier_one else 2.0
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
-    return ms * {"a16": 1.0, "i32": 1.5, "generic": 2.5}[key.access.value]
+    return ms * _access_factor(key)
+
+
+def _access_factor(key) -> float:
+    return {"a16": 1.0, "i32": 1.5, "generic": 2.5}[key.access.value]
+
+
+# Backward-weight loop cost in cycles per pixel step of a program: a fixed part and a part per
+# accumulator element (taps per pass × tile elements per thread). Fitted by grid search to rank
+# the 162 swept instances on the suite's 20 depthwise rows (H200,
+# benchmarks/results/dw_sweep_bwd_weight_passes_r4_h200.jsonl.gz): picks at 0.85 of the best
+# (geomean), where the one-tap-per-pass model before reached 0.68.
+BW_STEP_CYCLES = 200
+BW_CYCLES_PER_ACC = 16
+BW_OTHER_REGS = 96
+
+
+def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float, bw: float) -> float:
+    """Backward-weight: dy and x are read once per pass of ``unroll`` taps (memory); the pixel
+    loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
+    and registers bound the programs resident per SM (compute); the fp32 partials are written
+    and read once. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
+    passes = math.ceil(p.taps / key.unroll)
+    threads = 32 * key.num_warps
+    per_thread = key.block_p * key.block_c / threads
+    regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
+    resident = max(1, min(arch.regs_per_sm // int(regs * threads), arch.max_warps_per_sm // key.num_warps))
+    blocks = math.ceil(p.K / key.block_c)
+    programs = blocks * key.split * passes
+    steps = math.ceil(math.ceil(p.N * p.out_pixels / key.block_p) / key.split)
+    clock = device.peak_tflops["fp32"] * 1e12 / (arch.sm_count * 256)
+    waves = max(1.0, programs / (arch.sm_count * resident))
+    compute = waves * steps * (BW_STEP_CYCLES + BW_CYCLES_PER_ACC * key.unroll * per_thread) / clock
+    memory = min_bytes * passes / bw
+    partials = 2 * blocks * key.split * p.taps * key.block_c * 4 / bw
+    ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
+    return ms * (1.0 if key.multiplier_one else 2.0) * _access_factor(key)
