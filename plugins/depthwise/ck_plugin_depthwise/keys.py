@@ -81,11 +81,7 @@ class DwBwdDataKey(DwKey):
 class DwBwdWeightKey(DwKey):
     """Plus ``split``: programs sharing the reduction over N·output pixels; each writes fp32
     partial sums for all taps of its channels, the last to arrive adds them in split order
-    (deterministic). With at most 96 fp32 accumulators per thread (``unroll`` × tile / threads)
-    the pixel loop is software-pipelined by hand: step s+1's loads are issued before step s's
-    multiply-adds. On the H200 sweep (``benchmarks/results/dw_sweep_bwd_weight_{passes_r4,
-    prefetch_r5}_h200.jsonl.gz``, same instances and rows) that gave 1.3-1.5x with 32 elements per
-    thread and 3 taps or fewer, and 0.78-0.79x at 112 accumulators, where it is off."""
+    (deterministic)."""
 
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))

@@ -56,19 +56,17 @@ def _access_factor(key) -> float:
 
 
 # Backward-weight loop cost in cycles per pixel step of a program: a fixed part and a part per
-# accumulator element (taps per pass × tile elements per thread); dy and x re-read per pass cost
-# passes ** 0.5 (later passes partly from L2). Fitted by grid search to rank the 162 swept
-# instances on the suite's 20 depthwise rows (H200, hand-pipelined loop,
-# benchmarks/results/dw_sweep_bwd_weight_prefetch_r6_h200.jsonl.gz): picks at 0.80 of the best
-# (geomean), where the one-tap-per-pass model before reached 0.68 (round 4).
-BW_STEP_CYCLES = 400
-BW_CYCLES_PER_ACC = 8
-BW_OTHER_REGS = 32
+# accumulator element (taps per pass × tile elements per thread). Fitted by grid search to rank
+# the 162 swept instances on the suite's 20 depthwise rows (H200,
+# benchmarks/results/dw_sweep_bwd_weight_passes_r4_h200.jsonl.gz): picks at 0.85 of the best
+# (geomean), where the one-tap-per-pass model before reached 0.68.
+BW_STEP_CYCLES = 200
+BW_CYCLES_PER_ACC = 16
+BW_OTHER_REGS = 96
 
 
 def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float, bw: float) -> float:
-    """Backward-weight: dy and x are read once per pass of ``unroll`` taps (memory, the later
-    passes partly from L2); the pixel
+    """Backward-weight: dy and x are read once per pass of ``unroll`` taps (memory); the pixel
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
     and registers bound the programs resident per SM (compute); the fp32 partials are written
     and read once. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
@@ -83,7 +81,7 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     clock = device.peak_tflops["fp32"] * 1e12 / (arch.sm_count * 256)
     waves = max(1.0, programs / (arch.sm_count * resident))
     compute = waves * steps * (BW_STEP_CYCLES + BW_CYCLES_PER_ACC * key.unroll * per_thread) / clock
-    memory = min_bytes * passes ** 0.5 / bw
+    memory = min_bytes * passes / bw
     partials = 2 * blocks * key.split * p.taps * key.block_c * 4 / bw
     ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
     return ms * (1.0 if key.multiplier_one else 2.0) * _access_factor(key)
