@@ -86,12 +86,5 @@ class DwBwdWeightKey(DwKey):
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))
 
-    def passes(self, p) -> int:
-        """Passes over the pixels for problem ``p``: each takes ``unroll`` consecutive taps of
-        one filter row (they share its depth and height bounds), so a row of X taps takes
-        ceil(X / unroll) passes."""
-        width = p.filter[-1]
-        return p.taps // width * -(-width // self.unroll)
-
     def _suffix(self) -> str:
         return f"_k{self.split}"

@@ -4,10 +4,9 @@ Depthwise convolution does 2·taps FLOPs per output (and per input for backward-
 bound by memory or by CUDA-core arithmetic, never by tensor cores:
 estimate = max(minimum bytes / HBM bandwidth, FLOPs / fp32 CUDA-core peak) / efficiency
            + per-tap loop overhead + launch,
-with peaks from the arch specs (datasheet). Efficiency falls for tiles that load few bytes per
+with peaks from the arch specs (datasheet). Backward-weight has its own model
+(:func:`_bwd_weight_ms`: passes of taps over the pixels, a per-step loop cost, registers). Efficiency falls for tiles that load few bytes per
 row (narrow channel blocks in channels-last, narrow pixel blocks when contiguous).
-Backward-weight has its own model (:func:`_bwd_weight_ms`: passes of taps over the pixels, a
-per-step loop cost, registers).
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
     and registers bound the programs resident per SM (compute); the fp32 partials are written
     and read once. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
-    passes = key.passes(p)
+    passes = math.ceil(p.taps / key.unroll)
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
     regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
