@@ -4,9 +4,10 @@ Depthwise convolution does 2·taps FLOPs per output (and per input for backward-
 bound by memory or by CUDA-core arithmetic, never by tensor cores:
 estimate = max(minimum bytes / HBM bandwidth, FLOPs / fp32 CUDA-core peak) / efficiency
            + per-tap loop overhead + launch,
-with peaks from the arch specs (datasheet). Backward-weight has its own model
-(:func:`_bwd_weight_ms`: passes of taps over the pixels, a per-step loop cost, registers). Efficiency falls for tiles that load few bytes per
+with peaks from the arch specs (datasheet). Efficiency falls for tiles that load few bytes per
 row (narrow channel blocks in channels-last, narrow pixel blocks when contiguous).
+Backward-weight has its own model (:func:`_bwd_weight_ms`: passes of taps over the pixels, a
+per-step loop cost, registers).
 """
 
 from __future__ import annotations
