@@ -10,8 +10,9 @@ import pytest
 from ckcore import Registry, Settings
 from ckcore.cli import main
 from ckcore.heuristics import Candidate
-from ckcore.heuristics.learned import LightGBMHeuristic
-from ckcore.train import train
+from ckcore.heuristics.learned import (RANKED_TARGET, RESIDUAL_TARGET, LightGBMHeuristic, feature_matrix, load_model,
+                                       pair_features, problem_features)
+from ckcore.train import RANK_WEIGHT, train
 
 DATA = Path(__file__).parent / "data"
 
@@ -41,6 +42,14 @@ def test_training_reproduces_recorded_metrics(trained):
     for model in ("lightgbm", "rules"):
         assert meta["metrics"][model] == pytest.approx(recorded["metrics"][model], abs=1e-12)
     assert meta["features"] and meta["dataset_provenance"][0]["gpu"] == "NVIDIA H200"
+    assert meta["target"] == RANKED_TARGET and meta["ranker"]["weight"] == RANK_WEIGHT
+
+
+def test_training_without_the_ranker_reproduces_the_regressor_metrics(reg):
+    recorded = json.loads((DATA / "gemm_small_metrics.json").read_text())
+    meta = train(reg, "gemm", [DATA / "gemm_small.jsonl.gz"], None, folds=3, rounds=100, rank_weight=0)
+    assert meta["target"] == RESIDUAL_TARGET and "ranker" not in meta
+    assert meta["metrics"]["lightgbm"] == pytest.approx(recorded["metrics_rank_weight_0"]["lightgbm"], abs=1e-12)
 
 
 def _operator(reg, package):
@@ -62,6 +71,37 @@ def test_model_ranks_by_predicted_time(trained, reg, monkeypatch):
     ranked = LightGBMHeuristic().rank(p, _candidates(reg, op, p), reg.arch, reg.device)
     assert ranked and all(r.note == "predicted ms (lightgbm)" for r in ranked)
     assert [r.score for r in ranked] == sorted(r.score for r in ranked)
+
+
+def test_ranker_penalises_all_but_its_first(trained, reg, monkeypatch):
+    """With a ranker, each candidate's predicted log ms is the regressor's plus weight x (best
+    ranker score - its score): the ranker's first keeps the regressor's time."""
+    root, _, _ = trained
+    monkeypatch.syspath_prepend(str(root))
+    op = _operator(reg, "ckt_models")
+    model = load_model("ckt_models", "gemm", "sm_90")
+    assert model.ranker is not None
+    p = reg.problem("gemm", M=64, N=4096, K=4096, dtype="bf16", layout="rcr")
+    p_feats = problem_features(op, p)
+    rows = [pair_features(op, c.family, p, c.instance.key, reg.arch, reg.device, p_feats) for c in _candidates(reg, op, p)]
+    x = feature_matrix(rows, model.features)
+    base = model.booster.predict(x) + x[:, model.features.index("x_rules_log_ms")]
+    score = model.ranker.predict(x)
+    pred = model.predict_log_ms(rows)
+    assert pred == pytest.approx(base + model.meta["ranker"]["weight"] * (score.max() - score))
+    assert pred[score.argmax()] == pytest.approx(base[score.argmax()])
+
+
+def test_model_without_its_ranker_file_is_rejected(trained, reg, monkeypatch, tmp_path):
+    _, pkg, _ = trained
+    bad = tmp_path / "ckt_noranker"
+    shutil.copytree(pkg, bad)
+    (bad / "models" / "gemm_sm_90.rank.txt").unlink()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    op = _operator(reg, "ckt_noranker")
+    p = reg.problem("gemm", M=64, N=4096, K=4096, dtype="bf16", layout="rcr")
+    ranked = LightGBMHeuristic().rank(p, _candidates(reg, op, p), reg.arch, reg.device)
+    assert "rules fallback" in ranked[0].note and "ranker" in ranked[0].note
 
 
 def test_model_with_a_foreign_feature_list_is_rejected(trained, reg, monkeypatch, tmp_path):
@@ -91,3 +131,4 @@ def test_cli_train_reports_held_out_metrics(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "lightgbm" in out and "rules" in out and "P10" in out
     assert (tmp_path / "gemm_sm_90.txt").exists() and json.loads((tmp_path / "gemm_sm_90.json").read_text())["folds"] == 3
+    assert (tmp_path / "gemm_sm_90.rank.txt").exists()

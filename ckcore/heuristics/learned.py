@@ -1,9 +1,11 @@
 """The ``lightgbm`` heuristic: a LightGBM regressor per (op, arch) predicts each candidate's log
-run time from problem, kernel and pair features; candidates are ranked by the prediction in one
-batched call. Models ship in the op's plugin (``Operator.models_package``, folder ``models/``):
-``<op>_<arch>.txt`` (LightGBM text format) and ``<op>_<arch>.json`` (features, dataset
-provenance, metrics, GPU). Without a model for (op, arch), or with one whose features do not
-match what the plugins produce, it ranks with ``rules`` and says so in the note.
+run time from problem, kernel and pair features, corrected by a LightGBM ranker where the model
+has one; candidates are ranked by the prediction in one batched call. Models ship in the op's
+plugin (``Operator.models_package``, folder ``models/``): ``<op>_<arch>.txt`` (LightGBM text
+format), ``<op>_<arch>.rank.txt`` (the ranker, when the metadata names one) and
+``<op>_<arch>.json`` (features, target, dataset provenance, metrics, GPU). Without a model for
+(op, arch), or with one whose features do not match what the plugins produce, it ranks with
+``rules`` and says so in the note.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from ..keys import ProblemBase
 from . import Candidate, Ranked
 from .rules import RulesHeuristic
 
-__all__ = ["problem_features", "pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model"]
+__all__ = ["problem_features", "pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model",
+           "RESIDUAL_TARGET", "RANKED_TARGET"]
 
 
 RESIDUAL_TARGET = "log_ms_over_rules"
+RANKED_TARGET = "log_ms_over_rules+ranker"
 
 
 class ModelMismatch(PluginError):
@@ -69,21 +73,36 @@ def feature_matrix(rows: Sequence[dict[str, float]], names: Sequence[str]) -> np
 class Model:
     """A trained selection model: a LightGBM booster and its metadata."""
 
-    def __init__(self, booster, meta: dict[str, Any]):
+    def __init__(self, booster, meta: dict[str, Any], ranker=None):
         self.booster = booster
         self.meta = meta
         self.features: list[str] = list(meta["features"])
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
-        self._rules_column = self.features.index("x_rules_log_ms") if meta.get("target") == RESIDUAL_TARGET else None
+        target = meta.get("target")
+        self._rules_column = self.features.index("x_rules_log_ms") if target in (RESIDUAL_TARGET, RANKED_TARGET) else None
+        self.ranker = None
+        if target == RANKED_TARGET:
+            if ranker is None or not isinstance(meta.get("ranker"), dict):
+                raise ModelMismatch(f"selection model {meta.get('op')}/{meta.get('arch')} has target {RANKED_TARGET!r} "
+                                    f"but no ranker")
+            self.ranker = ranker
+            self._rank_weight = float(meta["ranker"]["weight"])
 
     def predict_log_ms(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
-        """Predicted log run time (ms) of each feature row. A model whose metadata says
-        ``"target": "log_ms_over_rules"`` predicts the log of measured / ``rules`` estimate, and
-        the estimate (feature ``x_rules_log_ms``) is added back."""
+        """Predicted log run time (ms) of each feature row (``rows``: the candidates of one
+        problem). A model whose metadata says ``"target": "log_ms_over_rules"`` predicts the log
+        of measured / ``rules`` estimate, and the estimate (feature ``x_rules_log_ms``) is added
+        back; with ``"target": "log_ms_over_rules+ranker"``, ``ranker.weight`` x (the best
+        ranker score among the rows - the row's score) is added too: the ranker's first keeps
+        the regressor's time, the candidates it orders below are penalised."""
         x = feature_matrix(rows, self.features)
         out = self.booster.predict(x, num_threads=1)
         if self._rules_column is not None:
             out = out + x[:, self._rules_column]
+        if self.ranker is not None:
+            score = self.ranker.predict(x, num_threads=1)
+            if len(score):
+                out = out + self._rank_weight * (score.max() - score)
         return out
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
@@ -111,7 +130,13 @@ def load_model(package: str, op: str, arch: str) -> Model | None:
     info = json.loads(meta.read_text())
     if not isinstance(info.get("features"), list):
         raise ModelMismatch(f"model metadata {meta} has no feature list")
-    return Model(lightgbm.Booster(model_str=text.read_text()), info)
+    ranker = None
+    if info.get("target") == RANKED_TARGET:
+        rank_text = folder / str((info.get("ranker") or {}).get("file", f"{op}_{arch}.rank.txt"))
+        if not rank_text.is_file():
+            raise ModelMismatch(f"model metadata {meta} names a ranker, but {rank_text} is missing")
+        ranker = lightgbm.Booster(model_str=rank_text.read_text())
+    return Model(lightgbm.Booster(model_str=text.read_text()), info, ranker)
 
 
 class LightGBMHeuristic:
