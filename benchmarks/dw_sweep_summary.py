@@ -14,7 +14,7 @@ def main(path):
     for r in Dataset(path).rows():
         if r["status"] != "ok":
             continue
-        name = r["problem_name"] if "problem_name" in r else str(r["problem"])
+        name = r["problem_name"]
         u = r["key"].get("unroll", 1)
         t = r["time_ms"] * 1e3
         best[name][u] = min(best[name].get(u, t), t)

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .heuristics.learned import RANKED_TARGET, RESIDUAL_TARGET, feature_matrix, pair_features
+from .heuristics.learned import RANKED_TARGET, RESIDUAL_TARGET, feature_matrix, pair_features, predict_matrix
 from .tune.dataset import Dataset
 
 __all__ = ["PARAMS", "RANK_PARAMS", "RANK_WEIGHT", "RANK_ROUNDS", "load_training_rows", "reliable", "train", "evaluate"]
@@ -147,15 +147,6 @@ def _fit_ranker(rows, names, params, rounds):
                                                    free_raw_data=False), num_boost_round=rounds)
 
 
-def _predict(booster, ranker, rank_weight, x, rules_log_ms):
-    """Predicted log ms, as :meth:`ckcore.heuristics.learned.Model.predict_log_ms` computes it
-    up to a constant (which does not change the order of the candidates of a problem)."""
-    out = booster.predict(x, num_threads=1) + rules_log_ms
-    if ranker is not None:
-        out = out - rank_weight * ranker.predict(x, num_threads=1)
-    return out
-
-
 def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | None = None, *, folds: int = 5,
           seed: int = 0, rounds: int = ROUNDS, rank_weight: float = RANK_WEIGHT,
           rank_rounds: int = RANK_ROUNDS) -> dict[str, Any]:
@@ -168,6 +159,7 @@ def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | 
         raise ValueError(f"need at least {folds} problems of op {op!r} with ok rows in {list(map(str, paths))}")
     names = sorted({f for r in rows for f in r["features"]})
     fold_of = _folds([r["problem"] for r in rows], folds, seed)
+    rules_column = names.index("x_rules_log_ms")
     held_rows, held_pred = [], []
     for k in range(folds):
         train_rows = [r for r in rows if fold_of[r["problem"]] != k]
@@ -178,7 +170,7 @@ def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | 
         ranker = _fit_ranker(train_rows, names, RANK_PARAMS, rank_rounds) if rank_weight else None
         x = feature_matrix([r["features"] for r in test_rows], names)
         held_rows += test_rows
-        held_pred += list(_predict(booster, ranker, rank_weight, x, x[:, names.index("x_rules_log_ms")]))
+        held_pred += list(predict_matrix(booster, x, rules_column, ranker, rank_weight))
     metrics = {"lightgbm": evaluate(held_rows, held_pred),
                "rules": evaluate(held_rows, [r["rules_ms"] for r in held_rows])}
     booster = _fit(rows, names, PARAMS, rounds)

@@ -26,7 +26,7 @@ from ..keys import ProblemBase
 from . import Candidate, Ranked
 from .rules import RulesHeuristic
 
-__all__ = ["problem_features", "pair_features", "feature_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model",
+__all__ = ["problem_features", "pair_features", "feature_matrix", "predict_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model",
            "RESIDUAL_TARGET", "RANKED_TARGET"]
 
 
@@ -70,6 +70,22 @@ def feature_matrix(rows: Sequence[dict[str, float]], names: Sequence[str]) -> np
     return np.array([[r.get(name, d) for name, d in defaults] for r in rows], dtype=float).reshape(len(rows), len(names))
 
 
+def predict_matrix(booster, x: np.ndarray, rules_column: int | None, ranker=None, rank_weight: float = 0.0) -> np.ndarray:
+    """Predicted log ms of the feature rows ``x`` (one problem's candidates at run time; a
+    training fold's rows in ``ckcore train``, where the ranker term is then offset by a constant
+    per fold, which leaves each problem's order unchanged): the regressor's output, plus the
+    ``rules`` estimate in column ``rules_column`` for residual models, plus ``rank_weight`` x
+    (the best ranker score among the rows - the row's score)."""
+    out = booster.predict(x, num_threads=1)
+    if rules_column is not None:
+        out = out + x[:, rules_column]
+    if ranker is not None:
+        score = ranker.predict(x, num_threads=1)
+        if len(score):
+            out = out + rank_weight * (score.max() - score)
+    return out
+
+
 class Model:
     """A trained selection model: a LightGBM booster and its metadata."""
 
@@ -80,7 +96,7 @@ class Model:
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
         target = meta.get("target")
         self._rules_column = self.features.index("x_rules_log_ms") if target in (RESIDUAL_TARGET, RANKED_TARGET) else None
-        self.ranker = None
+        self.ranker, self._rank_weight = None, 0.0
         if target == RANKED_TARGET:
             if ranker is None or not isinstance(meta.get("ranker"), dict):
                 raise ModelMismatch(f"selection model {meta.get('op')}/{meta.get('arch')} has target {RANKED_TARGET!r} "
@@ -95,15 +111,8 @@ class Model:
         back; with ``"target": "log_ms_over_rules+ranker"``, ``ranker.weight`` x (the best
         ranker score among the rows - the row's score) is added too: the ranker's first keeps
         the regressor's time, the candidates it orders below are penalised."""
-        x = feature_matrix(rows, self.features)
-        out = self.booster.predict(x, num_threads=1)
-        if self._rules_column is not None:
-            out = out + x[:, self._rules_column]
-        if self.ranker is not None:
-            score = self.ranker.predict(x, num_threads=1)
-            if len(score):
-                out = out + self._rank_weight * (score.max() - score)
-        return out
+        return predict_matrix(self.booster, feature_matrix(rows, self.features), self._rules_column, self.ranker,
+                              self._rank_weight)
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
         """``produced``: features a plugin produces. :raises ModelMismatch: one of them is not

@@ -143,7 +143,7 @@ class DwBwdWeight(DwFamily):
         return super().launch_args(key, p, tensors, interpret=interpret)
 
     def grid(self, key, p):
-        return (math.ceil(p.K / key.block_c), key.split, math.ceil(p.taps / key.unroll))
+        return (math.ceil(p.K / key.block_c), key.split, key.passes(p))
 
     def supports(self, key, p):
         reason = super().supports(key, p)
@@ -154,7 +154,7 @@ class DwBwdWeight(DwFamily):
     def pair_features(self, key, p, arch):
         """Plus taps per pass (``unroll``) and the passes over the pixels."""
         return {**super().pair_features(key, p, arch), "taps_per_pass": key.unroll,
-                "passes": math.ceil(p.taps / key.unroll)}
+                "passes": key.passes(p)}
 
     def workspaces(self, key, p):
         """``partials``: fp32 [channel blocks, split, taps, block_c]; ``counters``: one int32

@@ -86,5 +86,9 @@ class DwBwdWeightKey(DwKey):
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))
 
+    def passes(self, p) -> int:
+        """Passes over the pixels for problem ``p``: ``unroll`` taps each."""
+        return -(-p.taps // self.unroll)
+
     def _suffix(self) -> str:
         return f"_k{self.split}"

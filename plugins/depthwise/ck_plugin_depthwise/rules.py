@@ -71,7 +71,7 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
     and registers bound the programs resident per SM (compute); the fp32 partials are written
     and read once. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
-    passes = math.ceil(p.taps / key.unroll)
+    passes = key.passes(p)
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
     regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS

@@ -42,9 +42,9 @@ def _bwd_weight_keys(family, dtype, channels_last):
     out = []
     for (bp, bc, w), m1, access in itertools.product(tiles, (True, False), ("a16", "i32", "generic")):
         first = (bp, bc, w) == tiles[0]
-        if not (m1 and access == "a16") and not first:
-            continue
         if not (m1 and access == "a16"):
+            if not first:
+                continue
             variants = [(3, split) for split in (1,) + _BW_SPLITS[1:]]
         else:
             variants = list(itertools.product(_BW_TAPS, _BW_SPLITS)) + [(3, 1)]
