@@ -16,6 +16,7 @@ def ck_register_operators(register):
 @hookimpl
 def ck_register_kernel_families(register):
     from .family import FAMILIES
+    from .tma import TMA_FAMILIES
 
-    for family in FAMILIES:
+    for family in FAMILIES + TMA_FAMILIES:
         register(family())

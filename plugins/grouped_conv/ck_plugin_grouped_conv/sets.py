@@ -9,7 +9,7 @@ import itertools
 from ckcore import DType
 from ckcore.arch import ArchSpec
 
-__all__ = ["default_set", "full_set"]
+__all__ = ["default_set", "full_set", "tma_set"]
 
 # Tiles chosen from sweeps on an H200 (benchmarks/results/conv_sweep_fwd_h200.jsonl): stage-1
 # tiles (plain loads through L1, which the 3x3 taps of one program re-read) won on 3x3 layers.
@@ -112,3 +112,30 @@ def default_set(family, arch: ArchSpec) -> list:
 
 def full_set(family, arch: ArchSpec) -> list:
     return _valid(family, arch, full=True)
+
+
+# TMA families (stride 1, channels-last): (block_h, block_w, block_n, block_k, num_warps, num_stages).
+# The eight configs that reached 0.99 of the best of 16 (geomean, minimum 0.86) on the 19 stride-1
+# suite rows with C/G, K/G >= 16, forward and backward-data, on an H200
+# (benchmarks/results/conv_tma_probe_h200.jsonl).
+_TMA = [(1, 128, 128, 64, 8, 3), (1, 128, 64, 64, 4, 4), (4, 32, 128, 64, 8, 3), (8, 8, 128, 64, 4, 4),
+        (16, 8, 64, 64, 4, 4), (1, 64, 64, 64, 4, 4), (8, 16, 64, 64, 4, 4), (4, 16, 128, 64, 4, 4)]
+_TMA_PATCHES = [(1, 64), (1, 128), (2, 64), (4, 32), (4, 16), (8, 16), (8, 8), (16, 8)]
+
+
+def tma_set(family, arch: ArchSpec, full: bool) -> list:
+    """The TMA family's instances valid on ``arch``: :data:`_TMA` per dtype (fp32 with a 32-wide
+    reduction step: 128 bytes), and with ``full`` every patch × (64, 128, 256) channels × 4 or 8
+    warps × 3 or 4 stages."""
+    cfgs = list(_TMA)
+    if full:
+        cfgs += [(bh, bw, bn, 64, w, s) for (bh, bw), bn, w, s in
+                 itertools.product(_TMA_PATCHES, (64, 128, 256), (4, 8), (3, 4))]
+    keys = []
+    for dtype in DType:
+        for bh, bw, bn, bk, w, s in cfgs:
+            key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize,
+                                 num_warps=w, num_stages=s)
+            if key not in keys and not family.check(key, arch):
+                keys.append(key)
+    return keys

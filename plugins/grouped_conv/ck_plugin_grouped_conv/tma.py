@@ -1,0 +1,251 @@
+"""The TMA implicit-GEMM families (sm_90): ``conv_tma_fwd`` and ``conv_tma_bwd_data``, for
+stride-1, channels-last problems (template ``conv_tma.py.j2``).
+
+A program computes a ``block_h × block_w`` patch of output pixels (one image row of depth) by
+``block_n`` channels of one group. The activation is a 5-D TMA descriptor [N·D, H, W, G, RED]
+(RED: reduction channels per group), so each filter tap is one box load shifted by the tap, its
+padding zero-filled by TMA, and a group's channels never bleed into the next group's (the group
+is its own descriptor dimension): C/G need not be a multiple of the tile. Backward-data with
+stride 1 is the forward convolution of dy with the filter mirrored. A 1×1 filter without padding
+folds N·D·H·W into one row, so tiles never straddle image rows.
+
+Needs TMA, 16-byte aligned tensors and C/G, K/G multiples of 16 bytes (descriptor strides);
+32-bit coordinates. Other problems are left to the pointer families (``conv_fwd``,
+``conv_bwd_data``). Measured on an H200 against cuDNN (``benchmarks/conv_tma_probe.py``,
+``benchmarks/results/conv_tma_probe_h200.jsonl``): 1.2-2.2x on RegNet's 40-channel groups and
+1.3x the pointer kernels on wav2vec2's 48-channel groups; slower than the pointer kernels on
+dense ResNet layers and on groups of 16-32 channels, which selection leaves to them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Mapping
+
+import attrs
+
+from ckcore import DType, KernelFamily, KeyBase
+from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.features import wave_features
+from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+
+from . import rules
+from .family import GRID_YZ_MAX, INT32_MAX
+from .keys import Access
+from .problem import ConvProblem
+
+__all__ = ["ConvTmaKey", "ConvTmaFwdKey", "ConvTmaBwdDataKey", "ConvTmaFwd", "ConvTmaBwdData", "TMA_FAMILIES"]
+
+
+@attrs.frozen(kw_only=True)
+class ConvTmaKey(KeyBase):
+    """One TMA convolution kernel (channels-last, stride 1).
+
+    :ivar dtype: element type of every tensor (fp32 runs on tensor cores as tf32).
+    :ivar block_h, block_w: the output-pixel patch of a program (rows of the implicit GEMM:
+        ``block_h · block_w``).
+    :ivar block_n: output channels of the group per program (the implicit GEMM's columns).
+    :ivar block_k: reduction channels per step (at most 128 bytes: one swizzled TMA row).
+    :ivar num_warps, num_stages: Triton launch and pipelining options.
+    """
+
+    direction: ClassVar[str] = ""
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    block_h: int = attrs.field(validator=power_of_two_in(1, 256))
+    block_w: int = attrs.field(validator=power_of_two_in(1, 256))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_k: int = attrs.field(validator=power_of_two_in(8, 128))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
+    num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+
+    # What the shared conv code (rules, tests) reads from a key: these kernels are channels-last,
+    # one group per program, aligned, and assume stride 1.
+    channels_last: ClassVar[bool] = True
+    groups_per_block: ClassVar[int] = 1
+    access: ClassVar[Access] = Access.A16
+    unit_stride: ClassVar[bool] = True
+
+    @property
+    def block_m(self) -> int:
+        """Rows of the implicit GEMM per program: ``block_h · block_w`` output pixels."""
+        return self.block_h * self.block_w
+
+    @property
+    def name(self) -> str:
+        return (f"conv_tma_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
+                f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}")
+
+
+@attrs.frozen(kw_only=True)
+class ConvTmaFwdKey(ConvTmaKey):
+    direction: ClassVar[str] = "fwd"
+
+
+@attrs.frozen(kw_only=True)
+class ConvTmaBwdDataKey(ConvTmaKey):
+    direction: ClassVar[str] = "bwd_data"
+
+
+def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
+    """Kernel integer arguments by name: the source descriptor (x, or dy) [N·D, H, W, G, RED],
+    the destination (y, or dx) [N·D_dst, H_dst, W_dst, G, COLS], filter sizes, padding,
+    dilation, and the row / h / w strides (elements) of both. A 1×1 unpadded filter folds
+    N·D·H·W into W (size-1 dimensions get the w stride, which TMA accepts)."""
+    d3 = p.as_3d()
+    (D, H, W), (Do, Ho, Wo) = d3["spatial"], d3["out"]
+    red, cols = (p.Cg, p.Kg) if direction == "fwd" else (p.Kg, p.Cg)
+    if direction == "bwd_data":
+        (D, H, W), (Do, Ho, Wo) = (Do, Ho, Wo), (D, H, W)
+    s_w, d_w = p.G * red, p.G * cols
+    out = {"G": p.G, "RED": red, "COLS": cols, "s_w": s_w, "d_w": d_w}
+    if all(f == 1 for f in p.filter) and not any(p.pad):
+        out.update(ND_src=1, D=1, H=1, W=p.N * D * H * W, ND_dst=1, D_dst=1, H_dst=1, W_dst=p.N * Do * Ho * Wo,
+                   s_row=s_w, s_h=s_w, d_row=d_w, d_h=d_w)
+    else:
+        out.update(ND_src=p.N * D, D=D, H=H, W=W, ND_dst=p.N * Do, D_dst=Do, H_dst=Ho, W_dst=Wo,
+                   s_row=H * W * s_w, s_h=W * s_w, d_row=Ho * Wo * d_w, d_h=Wo * d_w)
+    out.update(zip(("Z", "Y", "X"), d3["filter"]))
+    out.update(zip(("pad_d", "pad_h", "pad_w"), d3["pad"]))
+    out.update(zip(("dil_d", "dil_h", "dil_w"), d3["dilation"]))
+    return out
+
+
+_ARGS = ("ND_src", "D", "H", "W", "G", "RED", "ND_dst", "D_dst", "H_dst", "W_dst", "COLS", "Z", "Y", "X",
+         "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w", "s_row", "s_h", "s_w", "d_row", "d_h", "d_w")
+
+
+class ConvTmaFamily(KernelFamily):
+    """Shared behaviour of the two TMA families."""
+
+    direction: str
+    template_package = "ck_plugin_grouped_conv"
+    template = "conv_tma.py.j2"
+    tensors: tuple[str, str, str]  # source activation, filter, destination
+
+    def check(self, key: ConvTmaKey, arch: ArchSpec) -> list[str]:
+        """Static validity: TMA and tensor cores for the dtype, the operand pipeline plus the
+        output staging tile fit shared memory, MMA minimum K, accumulators fit registers, and a
+        reduction row of at most one 128-byte swizzled TMA row."""
+        reasons = []
+        if not arch.tma:
+            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
+        tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
+        if tc not in arch.tensor_core_dtypes:
+            reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
+        item = key.dtype.itemsize
+        smem = (key.num_stages * (key.block_m + key.block_n) * key.block_k + key.block_m * key.block_n) * item
+        if smem > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem} B (pipeline + output tile) > {arch.smem_per_block_bytes} B per block")
+        if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
+            reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
+        if key.block_k * item > 128:
+            reasons.append(f"block_k {key.block_k} x {item} B > 128 B (one swizzled TMA row)")
+        if not 64 <= key.block_m <= 256:
+            reasons.append(f"block_h*block_w = {key.block_m} outside [64, 256] (one or two warpgroup MMA tiles)")
+        acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
+        if acc_regs > 128:
+            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
+        if key.num_warps * 32 > arch.max_threads_per_block:
+            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        return reasons
+
+    def bucket(self, key: ConvTmaKey):
+        return key.dtype, True
+
+    def supports(self, key: ConvTmaKey, p: ConvProblem) -> str | None:
+        """Why ``key`` cannot run ``p`` (dtype, layout, stride, alignment, 32-bit coordinates,
+        grid limits), or None."""
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if not p.layout.channels_last:
+            return f"TMA kernels are channels-last, layout {p.layout.value}"
+        if any(s != 1 for s in p.stride):
+            return f"TMA kernels need stride 1 (stride {list(p.stride)})"
+        if p.ptr_align != 16:
+            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        item = p.dtype.itemsize
+        for field in ("Cg", "Kg"):
+            if getattr(p, field) * item % 16:
+                return f"TMA needs {field} * {item} B % 16 == 0 ({field}={getattr(p, field)}, a descriptor stride)"
+        for role, count in p.numel().items():
+            if count > INT32_MAX:
+                return f"tensor {role} has {count} elements, beyond 32-bit TMA coordinates"
+        grid = self.grid(key, p)
+        if max(grid[1:]) > GRID_YZ_MAX:
+            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
+        return None
+
+    def signature(self, key: ConvTmaKey) -> dict[str, str]:
+        ptr = f"*{key.dtype.triton}"
+        return {"src_ptr": ptr, "w_ptr": ptr, "dst_ptr": ptr, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
+
+    def constexprs(self, key: ConvTmaKey) -> dict[str, Any]:
+        return {"UPCAST": False}
+
+    def divisible_by_16(self, key: ConvTmaKey) -> tuple[str, ...]:
+        return ("src_ptr", "w_ptr", "dst_ptr")
+
+    def compile_options(self, key: ConvTmaKey) -> dict[str, Any]:
+        return {"num_warps": key.num_warps, "num_stages": key.num_stages}
+
+    def grid(self, key: ConvTmaKey, p: ConvProblem) -> tuple[int, int, int]:
+        g = geometry(self.direction, p)
+        pixels = g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
+        return pixels, math.ceil(g["COLS"] / key.block_n), p.G
+
+    def launch_args(self, key: ConvTmaKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        g = geometry(self.direction, p)
+        upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
+        return tuple(tensors[t] for t in self.tensors) + tuple(g[n] for n in _ARGS) + (upcast,)
+
+    def kernel_sets(self):
+        from . import sets
+
+        return {"default": lambda arch: sets.tma_set(self, arch, full=False),
+                "full": lambda arch: sets.tma_set(self, arch, full=True)}
+
+    def estimate_ms(self, key: ConvTmaKey, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+        """The implicit-GEMM cost model of :mod:`.rules` (tiles of ``block_h · block_w`` rows)."""
+        return rules.estimate_ms(self, key, p, arch, device)
+
+    def features(self, key: ConvTmaKey) -> dict[str, float]:
+        """Tile sizes (the pixel patch too), warps, stages and ``tma``."""
+        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
+                "block_w": key.block_w, "num_warps": key.num_warps, "num_stages": key.num_stages, "tma": 1.0}
+
+    def pair_features(self, key: ConvTmaKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves; padding waste of the pixel patches and channel tiles (tile
+        area over output pixels × channels); K steps per program; log of the multiply-adds issued."""
+        g = geometry(self.direction, p)
+        grid = self.grid(key, p)
+        programs = grid[0] * grid[1] * grid[2]
+        k_steps = p.taps * math.ceil(g["RED"] / key.block_k)
+        covered = g["ND_dst"] * g["H_dst"] * g["W_dst"] * g["COLS"] * p.G
+        issued = programs * key.block_m * key.block_n * k_steps * key.block_k
+        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
+                "pad_waste": programs * key.block_m * key.block_n / max(covered, 1) - 1.0,
+                "log_issued": math.log(2.0 * issued)}
+
+
+class ConvTmaFwd(ConvTmaFamily):
+    """Forward through TMA: rows output pixels, columns output channels, reduction taps × C/G."""
+
+    name = "conv_tma_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = ConvTmaFwdKey
+    tensors = ("x", "w", "y")
+
+
+class ConvTmaBwdData(ConvTmaFamily):
+    """Backward-data through TMA (stride 1): rows input pixels, columns input channels,
+    reduction taps × K/G."""
+
+    name = "conv_tma_bwd_data"
+    op = "grouped_conv_bwd_data"
+    direction = "bwd_data"
+    key_cls = ConvTmaBwdDataKey
+    tensors = ("dy", "w", "dx")
+
+
+TMA_FAMILIES = (ConvTmaFwd, ConvTmaBwdData)
