@@ -1,4 +1,5 @@
-"""Grouped convolution on the GPU against the NumPy float64 reference (run through the device tool)."""
+"""Grouped convolution on the GPU against the NumPy float64 reference (run through the device tool):
+every instance that supports each case, the TMA families included."""
 
 import pytest
 
@@ -19,6 +20,9 @@ GPU_CASES = {
     "dense_s2": case(2, 8, 1, 64, 128, (17, 17), 3, stride=2, pad=1),
     "conv3d": case(3, 2, 1, 32, 32, (6, 10, 10), 3, pad=1),
     "wgrad_long": case(2, 16, 2, 64, 64, (28, 28), 3, pad=1),
+    # TMA families: 1x1 folded into one row, and 1-D groups of 48 channels with a 9-tap filter.
+    "pointwise": case(2, 4, 1, 64, 96, (10, 12), 1),
+    "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
 }
 
 

@@ -1,0 +1,77 @@
+"""The TMA families (``conv_tma_fwd``, ``conv_tma_bwd_data``) in Triton's interpreter against the
+NumPy float64 reference: 1D/2D/3D, every dtype, groups whose channels are not a multiple of the
+tile, padding (zero-filled by TMA, negative coordinates included), dilation, depth taps outside
+the input, the folded 1×1 path, and the problems they must refuse."""
+
+import pytest
+
+from ckcore.testing import assert_matches_reference
+
+from cases import case, layout
+
+TMA_OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data")
+
+# (fields, why): every case is stride 1, channels-last-able, C/G and K/G multiples of 8.
+CASES = {
+    "dense_3x3": case(2, 2, 1, 16, 24, (9, 7), 3, pad=1),
+    "groups_partial_tiles": case(2, 1, 3, 3 * 40, 3 * 24, (6, 5), 3, pad=(2, 1), dilation=(2, 1)),
+    "conv3d_depth_taps_outside": case(3, 1, 2, 32, 48, (3, 4, 5), 3, pad=(2, 1, 0), dilation=(2, 1, 1)),
+    "conv1d_5": case(1, 2, 3, 24, 48, 13, 5, pad=2),
+    "pointwise_folded": case(2, 2, 2, 80, 32, (5, 6), 1),
+    "pointwise_3d_folded": case(3, 2, 1, 16, 16, (2, 3, 3), 1),
+    "no_padding_shrinks": case(2, 1, 1, 16, 16, (8, 9), 3),
+}
+
+
+def _tma_instances(reg, op, dtype):
+    return sorted((i for i in reg.of_op(op) if i.family.startswith("conv_tma") and i.key.dtype.value == dtype),
+                  key=lambda i: i.name)
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("op", TMA_OPS)
+def test_tma_instances_match_reference(reg, op, name, dtype):
+    fields = CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    insts = _tma_instances(reg, op, dtype)
+    assert len(insts) == 8
+    # A row-strip patch, a square patch and a tall patch: three different tilings of the pixels.
+    for n, inst in enumerate(i for i in insts if i.key.block_h in (1, 8, 16) and i.key.block_w in (128, 8)):
+        assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+@pytest.mark.parametrize("op", TMA_OPS)
+@pytest.mark.parametrize("fields,dtype,layout_cl,expected", [
+    (case(2, 1, 1, 16, 16, (8, 8), 3, stride=2, pad=1), "bf16", True, "stride 1"),
+    (case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), "bf16", False, "channels-last"),
+    (case(2, 1, 2, 12, 16, (8, 8), 3, pad=1), "bf16", True, "Cg * 2 B % 16"),   # C/G = 6
+    (case(2, 1, 2, 16, 12, (8, 8), 3, pad=1), "bf16", True, "Kg * 2 B % 16"),   # K/G = 6
+    (case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), "fp16", True, "dtype"),          # a bf16 key
+])
+def test_tma_refusals_name_the_reason(reg, op, fields, dtype, layout_cl, expected):
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], layout_cl))
+    inst = _tma_instances(reg, op, "bf16")[0]
+    why = reg.family(inst).supports(inst.key, p)
+    assert why is not None and expected in why, why
+
+
+def test_tma_misaligned_pointers_are_refused(reg):
+    fields = case(2, 1, 1, 16, 16, (8, 8), 3, pad=1)
+    p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout="nhwgc", ptr_align=2)
+    inst = _tma_instances(reg, "grouped_conv_fwd", "bf16")[0]
+    assert "16-byte aligned" in reg.family(inst).supports(inst.key, p)
+
+
+def test_tma_keys_validate_and_check_the_arch(reg):
+    from ckcore.arch import load
+    from ckcore.errors import InvalidKernelKey
+    from ck_plugin_grouped_conv.tma import ConvTmaFwd, ConvTmaFwdKey
+
+    with pytest.raises(InvalidKernelKey, match="block_w"):
+        ConvTmaFwdKey(dtype="bf16", block_h=1, block_w=96, block_n=64, block_k=64)
+    key = ConvTmaFwdKey(dtype="fp32", block_h=1, block_w=128, block_n=128, block_k=64)
+    reasons = ConvTmaFwd().check(key, load("sm_90"))
+    assert any("128 B" in r for r in reasons), reasons
+    assert any("no TMA" in r for r in ConvTmaFwd().check(key, load("sm_80")))
