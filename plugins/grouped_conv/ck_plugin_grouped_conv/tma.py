@@ -19,6 +19,7 @@ dense ResNet layers and on groups of 16-32 channels, which selection leaves to t
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, ClassVar, Mapping
 
@@ -86,6 +87,7 @@ class ConvTmaBwdDataKey(ConvTmaKey):
     direction: ClassVar[str] = "bwd_data"
 
 
+@functools.lru_cache(maxsize=4096)
 def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
     """Kernel integer arguments by name: the source descriptor (x, or dy) [N·D, H, W, G, RED],
     the destination (y, or dx) [N·D_dst, H_dst, W_dst, G, COLS], filter sizes, padding,
@@ -108,6 +110,13 @@ def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
     out.update(zip(("pad_d", "pad_h", "pad_w"), d3["pad"]))
     out.update(zip(("dil_d", "dil_h", "dil_w"), d3["dilation"]))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_args(direction: str, p: ConvProblem) -> tuple[int, ...]:
+    """The integer kernel arguments in signature order (memoised: dispatch pays a lookup)."""
+    g = geometry(direction, p)
+    return tuple(g[n] for n in _ARGS)
 
 
 _ARGS = ("ND_src", "D", "H", "W", "G", "RED", "ND_dst", "D_dst", "H_dst", "W_dst", "COLS", "Z", "Y", "X",
@@ -194,9 +203,8 @@ class ConvTmaFamily(KernelFamily):
         return pixels, math.ceil(g["COLS"] / key.block_n), p.G
 
     def launch_args(self, key: ConvTmaKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        g = geometry(self.direction, p)
         upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
-        return tuple(tensors[t] for t in self.tensors) + tuple(g[n] for n in _ARGS) + (upcast,)
+        return tuple(tensors[t] for t in self.tensors) + _int_args(self.direction, p) + (upcast,)
 
     def kernel_sets(self):
         from . import sets
