@@ -123,19 +123,37 @@ _TMA = [(1, 128, 128, 64, 8, 3), (1, 128, 64, 64, 4, 4), (4, 32, 128, 64, 8, 3),
 _TMA_PATCHES = [(1, 64), (1, 128), (2, 64), (4, 32), (4, 16), (8, 16), (8, 8), (16, 8)]
 
 
+# Backward-weight: (block_h, block_w, block_m, block_n, num_warps, num_stages, split_k). Not swept
+# yet: two patch shapes x two dw tiles x splits of 4-64 patches per dw tile.
+_TMA_WGRAD = [(bh, bw, 64, 64, 4, 3, s) for bh, bw in ((1, 128), (8, 16)) for s in (4, 16, 64)] + \
+             [(bh, bw, 128, 128, 8, 2, s) for bh, bw in ((1, 128), (8, 16)) for s in (4, 16)] + \
+             [(16, 8, 128, 64, 4, 3, 16), (4, 32, 64, 128, 4, 3, 16)]
+
+
 def tma_set(family, arch: ArchSpec, full: bool) -> list:
-    """The TMA family's instances valid on ``arch``: :data:`_TMA` per dtype (fp32 with a 32-wide
-    reduction step: 128 bytes), and with ``full`` every patch × (64, 128, 256) channels × 4 or 8
-    warps × 3 or 4 stages."""
-    cfgs = list(_TMA)
-    if full:
-        cfgs += [(bh, bw, bn, 64, w, s) for (bh, bw), bn, w, s in
-                 itertools.product(_TMA_PATCHES, (64, 128, 256), (4, 8), (3, 4))]
+    """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`
+    per dtype (fp32 with a 32-wide reduction step: 128 bytes), and with ``full`` every patch ×
+    (64, 128, 256) channels × 4 or 8 warps × 3 or 4 stages. Backward-weight: :data:`_TMA_WGRAD`
+    (``full`` adds splits 1 and 256)."""
     keys = []
+
+    def add(**fields):
+        key = family.key_cls(**fields)
+        if key not in keys and not family.check(key, arch):
+            keys.append(key)
+
     for dtype in DType:
+        if family.direction == "bwd_weight":
+            cfgs = _TMA_WGRAD + ([(1, 128, 64, 64, 4, 3, s) for s in (1, 256)] if full else [])
+            for bh, bw, bm, bn, w, st, split in cfgs:
+                add(dtype=dtype, block_h=bh, block_w=bw, block_m=bm, block_n=bn, split_k=split, num_warps=w,
+                    num_stages=st)
+            continue
+        cfgs = list(_TMA)
+        if full:
+            cfgs += [(bh, bw, bn, 64, w, s) for (bh, bw), bn, w, s in
+                     itertools.product(_TMA_PATCHES, (64, 128, 256), (4, 8), (3, 4))]
         for bh, bw, bn, bk, w, s in cfgs:
-            key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize,
-                                 num_warps=w, num_stages=s)
-            if key not in keys and not family.check(key, arch):
-                keys.append(key)
+            add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize, num_warps=w,
+                num_stages=s)
     return keys

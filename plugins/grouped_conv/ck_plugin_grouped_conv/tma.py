@@ -31,11 +31,12 @@ from ckcore.features import wave_features
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import GRID_YZ_MAX, INT32_MAX
+from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight
 from .keys import Access
 from .problem import ConvProblem
 
-__all__ = ["ConvTmaKey", "ConvTmaFwdKey", "ConvTmaBwdDataKey", "ConvTmaFwd", "ConvTmaBwdData", "TMA_FAMILIES"]
+__all__ = ["ConvTmaKey", "ConvTmaFwdKey", "ConvTmaBwdDataKey", "ConvTmaBwdWeightKey", "ConvTmaFwd", "ConvTmaBwdData",
+           "ConvTmaBwdWeight", "TMA_FAMILIES"]
 
 
 @attrs.frozen(kw_only=True)
@@ -89,13 +90,14 @@ class ConvTmaBwdDataKey(ConvTmaKey):
 
 @functools.lru_cache(maxsize=4096)
 def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
+    # Backward-weight reads x and dy, which have the forward's x and y geometry.
     """Kernel integer arguments by name: the source descriptor (x, or dy) [N·D, H, W, G, RED],
     the destination (y, or dx) [N·D_dst, H_dst, W_dst, G, COLS], filter sizes, padding,
     dilation, and the row / h / w strides (elements) of both. A 1×1 unpadded filter folds
     N·D·H·W into W (size-1 dimensions get the w stride, which TMA accepts)."""
     d3 = p.as_3d()
     (D, H, W), (Do, Ho, Wo) = d3["spatial"], d3["out"]
-    red, cols = (p.Cg, p.Kg) if direction == "fwd" else (p.Kg, p.Cg)
+    red, cols = (p.Kg, p.Cg) if direction == "bwd_data" else (p.Cg, p.Kg)
     if direction == "bwd_data":
         (D, H, W), (Do, Ho, Wo) = (Do, Ho, Wo), (D, H, W)
     s_w, d_w = p.G * red, p.G * cols
@@ -256,4 +258,120 @@ class ConvTmaBwdData(ConvTmaFamily):
     tensors = ("dy", "w", "dx")
 
 
-TMA_FAMILIES = (ConvTmaFwd, ConvTmaBwdData)
+@attrs.frozen(kw_only=True)
+class ConvTmaBwdWeightKey(KeyBase):
+    """One TMA backward-weight kernel (channels-last, stride 1).
+
+    :ivar block_h, block_w: the output-pixel patch one reduction step covers
+        (``block_k = block_h · block_w`` pixels).
+    :ivar block_m, block_n: output and input channels of the group per program (the dw tile).
+    :ivar split_k: programs sharing one dw tile's patches (fp32 partials summed in fixed order:
+        deterministic).
+    """
+
+    direction: ClassVar[str] = "bwd_weight"
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    block_h: int = attrs.field(validator=power_of_two_in(1, 256))
+    block_w: int = attrs.field(validator=power_of_two_in(1, 256))
+    block_m: int = attrs.field(validator=power_of_two_in(16, 256))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 256))
+    split_k: int = attrs.field(default=1, validator=int_in(1, 256))
+    num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
+    num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+
+    channels_last: ClassVar[bool] = True
+    groups_per_block: ClassVar[int] = 1
+    access: ClassVar[Access] = Access.A16
+
+    @property
+    def block_k(self) -> int:
+        """Pixels per reduction step: ``block_h · block_w``."""
+        return self.block_h * self.block_w
+
+    @property
+    def name(self) -> str:
+        return (f"conv_tma_bwd_weight_{self.dtype.value}_{self.block_h}x{self.block_w}_{self.block_m}x{self.block_n}"
+                f"_k{self.split_k}_w{self.num_warps}_s{self.num_stages}")
+
+
+class ConvTmaBwdWeight(ConvTmaFamily):
+    """Backward-weight through TMA (stride 1): per tap, rows output channels, columns input
+    channels, reduction output pixels in patches, optionally split over ``split_k`` programs."""
+
+    name = "conv_tma_bwd_weight"
+    op = "grouped_conv_bwd_weight"
+    direction = "bwd_weight"
+    key_cls = ConvTmaBwdWeightKey
+    template = "conv_tma_bwd_weight.py.j2"
+    tensors = ("x", "dy", "dw")
+
+    def check(self, key: ConvTmaBwdWeightKey, arch: ArchSpec) -> list[str]:
+        """As the other TMA families, with the patch as the reduction step (16-256 pixels) and
+        each channel tile at most 256 bytes (two swizzled TMA rows)."""
+        reasons = [r for r in super().check(key, arch) if "block_h*block_w" not in r and "block_k" not in r]
+        if not 16 <= key.block_k <= 256:
+            reasons.append(f"block_h*block_w = {key.block_k} outside [16, 256] pixels per step")
+        for field in ("block_m", "block_n"):
+            if getattr(key, field) * key.dtype.itemsize > 256:
+                reasons.append(f"{field} {getattr(key, field)} x {key.dtype.itemsize} B > 256 B per TMA row")
+        return reasons
+
+    def supports(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:
+        reason = super().supports(key, p)
+        if reason:
+            return reason
+        tiles = self._patches(key, p)
+        if key.split_k > tiles:
+            return f"{tiles} pixel patches of {key.block_h}x{key.block_w}, fewer than split_k={key.split_k}"
+        if key.split_k == 1 and p.N * p.out_pixels > MAX_UNSPLIT_REDUCTION:
+            return (f"N·output pixels = {p.N * p.out_pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator "
+                    "(split_k > 1 instances divide it)")
+        return None
+
+    @staticmethod
+    def _patches(key, p: ConvProblem) -> int:
+        g = geometry("bwd_weight", p)
+        return g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
+
+    def signature(self, key: ConvTmaBwdWeightKey) -> dict[str, str]:
+        ptr = f"*{key.dtype.triton}"
+        sig = {"x_ptr": ptr, "dy_ptr": ptr, "dw_ptr": ptr}
+        if key.split_k > 1:
+            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        return {**sig, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
+
+    def divisible_by_16(self, key: ConvTmaBwdWeightKey) -> tuple[str, ...]:
+        return ("x_ptr", "dy_ptr", "dw_ptr")
+
+    def grid(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
+        return (math.ceil(p.Kg / key.block_m), p.taps * math.ceil(p.Cg / key.block_n), p.G * key.split_k)
+
+    workspaces = ConvBwdWeight.workspaces
+
+    def launch_args(self, key: ConvTmaBwdWeightKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        upcast = interpret and key.dtype is DType.BF16
+        ptrs = tuple(tensors[t] for t in self.tensors)
+        if key.split_k > 1:
+            import torch
+
+            ptrs += (tensors["workspace_partials"].view(torch.float32), tensors["workspace_counters"].view(torch.int32))
+        return ptrs + _int_args(self.direction, p) + (upcast,)
+
+    def features(self, key: ConvTmaBwdWeightKey) -> dict[str, float]:
+        return {**super().features(key), "split_k": float(key.split_k)}
+
+    def pair_features(self, key: ConvTmaBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves; padding waste of the dw tiles and of the pixel patches; patch
+        steps per program; log of the multiply-adds issued."""
+        g = geometry(self.direction, p)
+        grid = self.grid(key, p)
+        programs = grid[0] * grid[1] * grid[2]
+        patches = self._patches(key, p)
+        k_steps = math.ceil(patches / key.split_k)
+        covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
+        issued = programs * key.block_m * key.block_n * k_steps * key.block_k
+        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
+                "pad_waste": issued / max(covered, 1) - 1.0, "log_issued": math.log(2.0 * issued)}
+
+
+TMA_FAMILIES = (ConvTmaFwd, ConvTmaBwdData, ConvTmaBwdWeight)

@@ -1,4 +1,4 @@
-"""The TMA families (``conv_tma_fwd``, ``conv_tma_bwd_data``) in Triton's interpreter against the
+"""The TMA families (``conv_tma_fwd``, ``conv_tma_bwd_data``, ``conv_tma_bwd_weight``) in Triton's interpreter against the
 NumPy float64 reference: 1D/2D/3D, every dtype, groups whose channels are not a multiple of the
 tile, padding (zero-filled by TMA, negative coordinates included), dilation, depth taps outside
 the input, the folded 1×1 path, and the problems they must refuse."""
@@ -42,7 +42,44 @@ def test_tma_instances_match_reference(reg, op, name, dtype):
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
 
 
-@pytest.mark.parametrize("op", TMA_OPS)
+# Backward-weight splits the pixel patches over programs, so its cases have enough patches.
+WGRAD_CASES = {
+    "dense_3x3": case(2, 4, 1, 16, 24, (16, 9), 3, pad=1),
+    "groups_partial_tiles": case(2, 2, 3, 3 * 40, 3 * 24, (16, 10), 3, pad=(2, 1), dilation=(2, 1)),
+    "conv3d_depth_taps_outside": case(3, 2, 2, 32, 48, (3, 8, 5), 3, pad=(2, 1, 0), dilation=(2, 1, 1)),
+    "conv1d_5": case(1, 16, 3, 24, 48, 13, 5, pad=2),
+    "pointwise_folded": case(2, 2, 2, 80, 32, (16, 16), 1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(WGRAD_CASES))
+def test_tma_backward_weight_matches_reference(reg, name, dtype):
+    """Split and unsplit-like shares of the patches (split 4 and 16: uneven shares, and
+    programs whose share is empty on small problems), both patch shapes and dw tiles."""
+    op = "grouped_conv_bwd_weight"
+    fields = WGRAD_CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    insts = [i for i in _tma_instances(reg, op, dtype) if i.key.split_k in (4, 16)]
+    ran = 0
+    for n, inst in enumerate(insts):
+        why = reg.family(inst).supports(inst.key, p)
+        if why is not None:
+            assert "fewer than split_k" in why, why
+            continue
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+        ran += 1
+    assert ran >= 2
+
+
+def test_tma_backward_weight_refuses_more_splits_than_patches(reg):
+    op = "grouped_conv_bwd_weight"
+    p = reg.problem(op, **case(2, 1, 1, 16, 16, (4, 4), 3, pad=1), dtype="bf16", layout="nhwgc")
+    inst = next(i for i in _tma_instances(reg, op, "bf16") if i.key.split_k == 64)
+    assert "fewer than split_k=64" in reg.family(inst).supports(inst.key, p)
+
+
+@pytest.mark.parametrize("op", TMA_OPS + ("grouped_conv_bwd_weight",))
 @pytest.mark.parametrize("fields,dtype,layout_cl,expected", [
     (case(2, 1, 1, 16, 16, (8, 8), 3, stride=2, pad=1), "bf16", True, "stride 1"),
     (case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), "bf16", False, "channels-last"),
