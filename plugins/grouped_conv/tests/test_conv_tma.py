@@ -46,7 +46,7 @@ def test_tma_instances_match_reference(reg, op, name, dtype):
 WGRAD_CASES = {
     "dense_3x3": case(2, 4, 1, 16, 24, (16, 9), 3, pad=1),
     "groups_partial_tiles": case(2, 2, 3, 3 * 40, 3 * 24, (16, 10), 3, pad=(2, 1), dilation=(2, 1)),
-    "conv3d_depth_taps_outside": case(3, 2, 2, 32, 48, (3, 8, 5), 3, pad=(2, 1, 0), dilation=(2, 1, 1)),
+    "conv3d_depth_taps_outside": case(3, 2, 2, 16, 32, (3, 8, 5), 3, pad=(2, 1, 0), dilation=(2, 1, 1)),
     "conv1d_5": case(1, 16, 3, 24, 48, 13, 5, pad=2),
     "pointwise_folded": case(2, 2, 2, 80, 32, (16, 16), 1),
 }
@@ -61,13 +61,17 @@ def test_tma_backward_weight_matches_reference(reg, name, dtype):
     fields = WGRAD_CASES[name]
     p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     insts = [i for i in _tma_instances(reg, op, dtype) if i.key.split_k in (4, 16)]
-    ran = 0
+    ran, shapes = 0, set()
     for n, inst in enumerate(insts):
+        shape = (inst.key.block_h, inst.key.block_w, inst.key.block_m, inst.key.block_n)
+        if shape in shapes:  # one split of each patch and tile shape (the interpreter is slow)
+            continue
         why = reg.family(inst).supports(inst.key, p)
         if why is not None:
             assert "fewer than split_k" in why, why
             continue
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+        shapes.add(shape)
         ran += 1
     assert ran >= 2
 
