@@ -1,20 +1,23 @@
-"""The TMA implicit-GEMM families (sm_90): ``conv_tma_fwd`` and ``conv_tma_bwd_data``, for
-stride-1, channels-last problems (template ``conv_tma.py.j2``).
+"""The TMA implicit-GEMM families (sm_90) for stride-1, channels-last problems:
+``conv_tma_fwd`` and ``conv_tma_bwd_data`` (template ``conv_tma.py.j2``) and
+``conv_tma_bwd_weight`` (``conv_tma_bwd_weight.py.j2``).
 
-A program computes a ``block_h × block_w`` patch of output pixels (one image row of depth) by
-``block_n`` channels of one group. The activation is a 5-D TMA descriptor [N·D, H, W, G, RED]
-(RED: reduction channels per group), so each filter tap is one box load shifted by the tap, its
-padding zero-filled by TMA, and a group's channels never bleed into the next group's (the group
-is its own descriptor dimension): C/G need not be a multiple of the tile. Backward-data with
-stride 1 is the forward convolution of dy with the filter mirrored. A 1×1 filter without padding
-folds N·D·H·W into one row, so tiles never straddle image rows.
+A forward / backward-data program computes a ``block_h × block_w`` patch of output pixels (one
+image row of depth) by ``block_n`` channels of one group. The activation is a 5-D TMA descriptor
+[N·D, H, W, G, RED] (RED: reduction channels per group), so each filter tap is one box load
+shifted by the tap, its padding zero-filled by TMA, and a group's channels never bleed into the
+next group's (the group is its own descriptor dimension): C/G need not be a multiple of the tile.
+Backward-data with stride 1 is the forward convolution of dy with the filter mirrored.
+Backward-weight reduces over patches of output pixels (dy and the x patch shifted by the tap),
+split over programs with a deterministic workspace reduction. A 1×1 filter without padding folds
+N·D·H·W into one row, so tiles never straddle image rows.
 
 Needs TMA, 16-byte aligned tensors and C/G, K/G multiples of 16 bytes (descriptor strides);
-32-bit coordinates. Other problems are left to the pointer families (``conv_fwd``,
-``conv_bwd_data``). Measured on an H200 against cuDNN (``benchmarks/conv_tma_probe.py``,
-``benchmarks/results/conv_tma_probe_h200.jsonl``): 1.2-2.2x on RegNet's 40-channel groups and
-1.3x the pointer kernels on wav2vec2's 48-channel groups; slower than the pointer kernels on
-dense ResNet layers and on groups of 16-32 channels, which selection leaves to them.
+32-bit coordinates. Other problems are left to the pointer families. Measured on an H200 against
+cuDNN (``docs/performance.md``, session 7): 0.7-2.2x cuDNN and 1.5-7x the pointer kernels on
+RegNet's 40-channel groups in all three directions; about the pointer kernels' speed on dense
+ResNet layers; slower than their merged groups on 16-32 channels per group, which selection
+leaves to them.
 """
 
 from __future__ import annotations
