@@ -20,7 +20,7 @@ from . import rules, sets
 from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
-__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape"]
+__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -64,6 +64,14 @@ def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
         out.update({f"s{role}{a}": v for a, v in zip(axes, spatial)})
     out["P"] = p.N * p.out_pixels
     return out
+
+
+def tile_features(programs: int, sm_count: int, k_steps: int, pad_waste: float, issued: int) -> dict[str, float]:
+    """The implicit-GEMM pair features every conv family shares: programs and SM waves
+    (:func:`ckcore.features.wave_features`), K steps per program, padding waste (issued tile area
+    over the useful one, minus 1) and the log of the multiply-adds issued (2 · ``issued``)."""
+    return {**wave_features(programs, sm_count), "k_steps": float(k_steps), "pad_waste": pad_waste,
+            "log_issued": math.log(2.0 * issued)}
 
 
 def unit_stride_reason(key, p: ConvProblem) -> str | None:
@@ -250,9 +258,8 @@ class ConvFamily(KernelFamily):
         k_steps = math.ceil(red / split / key.block_k)  # split is 1 but for backward-weight
         covered = rows * cols * math.ceil(p.G / gpb) * split
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
-        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
-                "pad_waste": programs * key.block_m * key.block_n / max(covered, 1) - 1.0,
-                "log_issued": math.log(2.0 * issued)}
+        return tile_features(programs, arch.sm_count, k_steps,
+                             programs * key.block_m * key.block_n / max(covered, 1) - 1.0, issued)
 
 
 class ConvFwd(ConvFamily):

@@ -30,11 +30,10 @@ import attrs
 
 from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
-from ckcore.features import wave_features
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight
+from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight, tile_features
 from .keys import Access
 from .problem import ConvProblem
 
@@ -235,9 +234,8 @@ class ConvTmaFamily(KernelFamily):
         k_steps = p.taps * math.ceil(g["RED"] / key.block_k)
         covered = g["ND_dst"] * g["H_dst"] * g["W_dst"] * g["COLS"] * p.G
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
-        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
-                "pad_waste": programs * key.block_m * key.block_n / max(covered, 1) - 1.0,
-                "log_issued": math.log(2.0 * issued)}
+        return tile_features(programs, arch.sm_count, k_steps,
+                             programs * key.block_m * key.block_n / max(covered, 1) - 1.0, issued)
 
 
 class ConvTmaFwd(ConvTmaFamily):
@@ -373,8 +371,7 @@ class ConvTmaBwdWeight(ConvTmaFamily):
         k_steps = math.ceil(patches / key.split_k)
         covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
-        return {**wave_features(programs, arch.sm_count), "k_steps": float(k_steps),
-                "pad_waste": issued / max(covered, 1) - 1.0, "log_issued": math.log(2.0 * issued)}
+        return tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued)
 
 
 TMA_FAMILIES = (ConvTmaFwd, ConvTmaBwdData, ConvTmaBwdWeight)
