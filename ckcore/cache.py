@@ -91,8 +91,11 @@ class Cache:
         if self._checked:
             return
         try:
-            if not self.root.exists():
+            try:  # another process may create it between any check and this call
                 self.root.mkdir(parents=True, mode=0o700)
+            except FileExistsError:
+                pass
+            else:
                 os.chmod(self.root, 0o700)
             self._check_safe(self.root)
             for sub in (self.base, self.base / "entries", self.base / "locks", self.base / "tmp"):
