@@ -20,7 +20,8 @@ from . import rules, sets
 from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
-__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "tile_features"]
+__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_workspace_views",
+           "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -72,6 +73,14 @@ def tile_features(programs: int, sm_count: int, k_steps: int, pad_waste: float, 
     over the useful one, minus 1) and the log of the multiply-adds issued (2 · ``issued``)."""
     return {**wave_features(programs, sm_count), "k_steps": float(k_steps), "pad_waste": pad_waste,
             "log_issued": math.log(2.0 * issued)}
+
+
+def split_workspace_views(tensors: Mapping[str, Any]) -> tuple[Any, Any]:
+    """The split-K workspaces a backward-weight kernel takes (:meth:`ConvBwdWeight.workspaces`,
+    raw bytes from ckcore) viewed as its fp32 partial tiles and int32 arrival counters."""
+    import torch
+
+    return tensors["workspace_partials"].view(torch.float32), tensors["workspace_counters"].view(torch.int32)
 
 
 def unit_stride_reason(key, p: ConvProblem) -> str | None:
@@ -334,10 +343,8 @@ class ConvBwdWeight(ConvFamily):
 
     def launch_args(self, key, p, tensors, *, interpret):
         if key.split_k > 1:
-            import torch
-
-            tensors = {**tensors, "workspace_partials_f32": tensors["workspace_partials"].view(torch.float32),
-                       "workspace_counters_i32": tensors["workspace_counters"].view(torch.int32)}
+            partials, counters = split_workspace_views(tensors)
+            tensors = {**tensors, "workspace_partials_f32": partials, "workspace_counters_i32": counters}
         return super().launch_args(key, p, tensors, interpret=interpret)
 
     def grid(self, key, p):

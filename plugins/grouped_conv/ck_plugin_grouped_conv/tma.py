@@ -33,7 +33,7 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight, tile_features
+from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight, split_workspace_views, tile_features
 from .keys import Access
 from .problem import ConvProblem
 
@@ -41,8 +41,17 @@ __all__ = ["ConvTmaKey", "ConvTmaFwdKey", "ConvTmaBwdDataKey", "ConvTmaBwdWeight
            "ConvTmaBwdWeight", "TMA_FAMILIES"]
 
 
+class _TmaTraits:
+    """What the shared conv code (rules, tests) reads from a key: TMA kernels are channels-last,
+    one group per program and aligned."""
+
+    channels_last: ClassVar[bool] = True
+    groups_per_block: ClassVar[int] = 1
+    access: ClassVar[Access] = Access.A16
+
+
 @attrs.frozen(kw_only=True)
-class ConvTmaKey(KeyBase):
+class ConvTmaKey(_TmaTraits, KeyBase):
     """One TMA convolution kernel (channels-last, stride 1).
 
     :ivar dtype: element type of every tensor (fp32 runs on tensor cores as tf32).
@@ -62,12 +71,7 @@ class ConvTmaKey(KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
 
-    # What the shared conv code (rules, tests) reads from a key: these kernels are channels-last,
-    # one group per program, aligned, and assume stride 1.
-    channels_last: ClassVar[bool] = True
-    groups_per_block: ClassVar[int] = 1
-    access: ClassVar[Access] = Access.A16
-    unit_stride: ClassVar[bool] = True
+    unit_stride: ClassVar[bool] = True  # backward-data's stride-1 flag, read by the rules
 
     @property
     def block_m(self) -> int:
@@ -92,11 +96,11 @@ class ConvTmaBwdDataKey(ConvTmaKey):
 
 @functools.lru_cache(maxsize=4096)
 def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
-    # Backward-weight reads x and dy, which have the forward's x and y geometry.
     """Kernel integer arguments by name: the source descriptor (x, or dy) [N·D, H, W, G, RED],
     the destination (y, or dx) [N·D_dst, H_dst, W_dst, G, COLS], filter sizes, padding,
     dilation, and the row / h / w strides (elements) of both. A 1×1 unpadded filter folds
-    N·D·H·W into W (size-1 dimensions get the w stride, which TMA accepts)."""
+    N·D·H·W into W (size-1 dimensions get the w stride, which TMA accepts). Backward-weight reads
+    x and dy, which have the forward's x and y geometry."""
     d3 = p.as_3d()
     (D, H, W), (Do, Ho, Wo) = d3["spatial"], d3["out"]
     red, cols = (p.Kg, p.Cg) if direction == "bwd_data" else (p.Cg, p.Kg)
@@ -128,17 +132,17 @@ _ARGS = ("ND_src", "D", "H", "W", "G", "RED", "ND_dst", "D_dst", "H_dst", "W_dst
 
 
 class ConvTmaFamily(KernelFamily):
-    """Shared behaviour of the two TMA families."""
+    """Shared behaviour of the TMA families."""
 
     direction: str
     template_package = "ck_plugin_grouped_conv"
     template = "conv_tma.py.j2"
     tensors: tuple[str, str, str]  # source activation, filter, destination
 
-    def check(self, key: ConvTmaKey, arch: ArchSpec) -> list[str]:
-        """Static validity: TMA and tensor cores for the dtype, the operand pipeline plus the
-        output staging tile fit shared memory, MMA minimum K, accumulators fit registers, and a
-        reduction row of at most one 128-byte swizzled TMA row."""
+    def check(self, key, arch: ArchSpec) -> list[str]:
+        """Static validity: TMA and tensor cores for the dtype, the operand pipeline plus an
+        output tile fit shared memory, accumulators fit registers, warps fit a block, and the
+        family's tile rules (:meth:`_tile_reasons`)."""
         reasons = []
         if not arch.tma:
             reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
@@ -151,15 +155,21 @@ class ConvTmaFamily(KernelFamily):
             reasons.append(f"shared memory {smem} B (pipeline + output tile) > {arch.smem_per_block_bytes} B per block")
         if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
             reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
-        if key.block_k * item > 128:
-            reasons.append(f"block_k {key.block_k} x {item} B > 128 B (one swizzled TMA row)")
-        if not 64 <= key.block_m <= 256:
-            reasons.append(f"block_h*block_w = {key.block_m} outside [64, 256] (one or two warpgroup MMA tiles)")
         acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
         if acc_regs > 128:
             reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
         if key.num_warps * 32 > arch.max_threads_per_block:
             reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        return reasons + self._tile_reasons(key)
+
+    def _tile_reasons(self, key: ConvTmaKey) -> list[str]:
+        """Forward and backward-data: a reduction row of at most one 128-byte swizzled TMA row,
+        and a pixel patch of one or two warpgroup MMA tiles."""
+        reasons = []
+        if key.block_k * key.dtype.itemsize > 128:
+            reasons.append(f"block_k {key.block_k} x {key.dtype.itemsize} B > 128 B (one swizzled TMA row)")
+        if not 64 <= key.block_m <= 256:
+            reasons.append(f"block_h*block_w = {key.block_m} outside [64, 256] (one or two warpgroup MMA tiles)")
         return reasons
 
     def bucket(self, key: ConvTmaKey):
@@ -260,7 +270,7 @@ class ConvTmaBwdData(ConvTmaFamily):
 
 
 @attrs.frozen(kw_only=True)
-class ConvTmaBwdWeightKey(KeyBase):
+class ConvTmaBwdWeightKey(_TmaTraits, KeyBase):
     """One TMA backward-weight kernel (channels-last, stride 1).
 
     :ivar block_h, block_w: the output-pixel patch one reduction step covers
@@ -279,10 +289,6 @@ class ConvTmaBwdWeightKey(KeyBase):
     split_k: int = attrs.field(default=1, validator=int_in(1, 256))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
-
-    channels_last: ClassVar[bool] = True
-    groups_per_block: ClassVar[int] = 1
-    access: ClassVar[Access] = Access.A16
 
     @property
     def block_k(self) -> int:
@@ -306,10 +312,10 @@ class ConvTmaBwdWeight(ConvTmaFamily):
     template = "conv_tma_bwd_weight.py.j2"
     tensors = ("x", "dy", "dw")
 
-    def check(self, key: ConvTmaBwdWeightKey, arch: ArchSpec) -> list[str]:
-        """As the other TMA families, with the patch as the reduction step (16-256 pixels) and
-        each channel tile at most 256 bytes (two swizzled TMA rows)."""
-        reasons = [r for r in super().check(key, arch) if "block_h*block_w" not in r and "block_k" not in r]
+    def _tile_reasons(self, key: ConvTmaBwdWeightKey) -> list[str]:
+        """The patch is the reduction step (16-256 pixels); each channel tile is at most 256
+        bytes (two swizzled TMA rows)."""
+        reasons = []
         if not 16 <= key.block_k <= 256:
             reasons.append(f"block_h*block_w = {key.block_k} outside [16, 256] pixels per step")
         for field in ("block_m", "block_n"):
@@ -353,9 +359,7 @@ class ConvTmaBwdWeight(ConvTmaFamily):
         upcast = interpret and key.dtype is DType.BF16
         ptrs = tuple(tensors[t] for t in self.tensors)
         if key.split_k > 1:
-            import torch
-
-            ptrs += (tensors["workspace_partials"].view(torch.float32), tensors["workspace_counters"].view(torch.int32))
+            ptrs += split_workspace_views(tensors)
         return ptrs + _int_args(self.direction, p) + (upcast,)
 
     def features(self, key: ConvTmaBwdWeightKey) -> dict[str, float]:
