@@ -21,7 +21,7 @@ from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
 __all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_workspace_views",
-           "tile_features"]
+           "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -44,6 +44,16 @@ def gemm_shape(direction: str, p: ConvProblem, gpb: int) -> tuple[int, int, int]
     if direction == "bwd_data":
         return p.N * p.pixels, cs, ks * p.taps
     return ks, cs * p.taps, p.N * p.out_pixels
+
+
+def stride_phases(p: ConvProblem) -> tuple[int, int]:
+    """(S, rows per phase) of backward-data's stride-phase decomposition: S = the product of the
+    strides, and N · ceil(D/str_d) · ceil(H/str_h) · ceil(W/str_w) input pixels per phase (a
+    phase's pixels share the remainder of their coordinates modulo the stride). Each phase
+    reduces over about taps / S filter taps (exactly that many on average over the phases)."""
+    d3 = p.as_3d()
+    per = [math.ceil(n / s) for n, s in zip(d3["spatial"], d3["stride"])]
+    return math.prod(d3["stride"]), p.N * math.prod(per)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -264,6 +274,8 @@ class ConvFamily(KernelFamily):
         split = getattr(key, "split_k", 1)
         grid = self.grid(key, p)
         programs = grid[0] * grid[1] * grid[2]
+        if self.direction == "bwd_data":
+            red /= stride_phases(p)[0]  # a phase's programs reduce over its taps only
         k_steps = math.ceil(red / split / key.block_k)  # split is 1 but for backward-weight
         covered = rows * cols * math.ceil(p.G / gpb) * split
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
@@ -304,8 +316,11 @@ class ConvBwdData(ConvFamily):
         return unit_stride_reason(key, p) or super().supports(key, p)
 
     def grid(self, key, p):
-        rows, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
-        return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
+        """(stride phases × row blocks per phase, column blocks, group blocks); one phase at unit
+        stride (:func:`stride_phases`)."""
+        _, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
+        phases, rows = stride_phases(p)
+        return (phases * math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
 
 
 # The longest backward-weight reduction (N·output pixels) one unsplit fp32 tensor-core accumulator

@@ -39,7 +39,7 @@ def _tile_efficiency(key, arch: ArchSpec) -> float:
 
 def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     """Estimated run time in ms of ``key`` (of ``family``) on problem ``p``."""
-    from .family import gemm_shape
+    from .family import gemm_shape, stride_phases
 
     item = p.dtype.itemsize
     peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
@@ -54,8 +54,12 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         cols_tiles = math.ceil(cols / key.block_n)
         per_tap = red // p.taps
         red_pad = math.ceil(red / key.block_k) * key.block_k if flat else p.taps * math.ceil(per_tap / key.block_k) * key.block_k
+    row_tiles = math.ceil(rows / key.block_m)
+    if family.direction == "bwd_data":  # stride phases: S times the row blocks, taps / S each
+        phases, phase_rows = stride_phases(p)
+        row_tiles, red_pad = phases * math.ceil(phase_rows / key.block_m), red_pad / phases
     groups = math.ceil(p.G / key.groups_per_block)
-    tiles = math.ceil(rows / key.block_m) * cols_tiles * groups * split
+    tiles = row_tiles * cols_tiles * groups * split
     per_sm = math.ceil(tiles / arch.sm_count)
     busy = min(tiles, arch.sm_count)
     compute = per_sm * 2.0 * key.block_m * key.block_n * red_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
@@ -65,10 +69,10 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     tile_bytes = per_sm * (min(key.block_m, rows) + min(key.block_n, cols)) * red_pad * item
     per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(1.3, arch.sm_count / busy)
     hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
-    iters = red_pad // key.block_k
+    iters = red_pad / key.block_k
     latency = per_sm * iters * ITER_S * (1.0 if key.num_stages >= 3 else 1.5)
     if family.direction == "bwd_data" and not getattr(key, "unit_stride", False):
-        latency *= 1.5  # per-tap division by the stride
+        latency *= 1.1  # per-tap phase arithmetic; the stride-1 twin skips it
     if flat:
         latency *= 2.0  # per-element tap decomposition and bounds
     memory = max(min_bytes / hbm_bw, tile_bytes / per_sm_bw)

@@ -84,3 +84,28 @@ def test_long_backward_weight_reductions_need_a_split(reg):
                and i.key.split_k == 1 and i.key.dtype.value == "bf16" and i.key.channels_last and i.key.groups_per_block == 1]
     assert unsplit and all("in one accumulator" in rejected[i.name] for i in unsplit)
     assert any(i.key.access.value == "generic" for i in conv)
+
+
+# Backward-data's stride phases: strides that do and do not share a factor with the dilation
+# (phases without a single valid tap), stride above the filter, filter = stride (patch
+# embedding: one tap per phase), sizes not divisible by the stride, mixed 3-D strides.
+PHASES = {
+    "s3_d2": case(2, 2, 1, 16, 16, (11, 10), 3, stride=3, pad=2, dilation=2),
+    "s2_d2": case(2, 1, 2, 32, 32, (9, 8), 3, stride=2, pad=2, dilation=2),
+    "1x1_s2": case(2, 2, 1, 16, 16, (7, 9), 1, stride=2),
+    "patch4": case(2, 1, 1, 16, 32, (12, 8), 4, stride=4),
+    "s3_k2_pad": case(1, 2, 1, 16, 16, 17, 2, stride=3, pad=1),
+    "3d_mixed": case(3, 1, 2, 32, 32, (5, 6, 7), (3, 2, 3), stride=(2, 1, 3), pad=(1, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("access", ["a16", "generic"])
+@pytest.mark.parametrize("name", sorted(PHASES))
+def test_backward_data_stride_phases(reg, name, access):
+    fields = PHASES[name]
+    p = reg.problem("grouped_conv_bwd_data", **fields, dtype="fp16", layout=layout(fields["ndim"], True))
+    inst = next(i for i in sorted(reg.of_op(p.op), key=lambda i: i.name)
+                if i.family == "conv_bwd_data" and i.key.access.value == access and i.key.dtype.value == "fp16"
+                and i.key.channels_last and i.key.groups_per_block == 1 and reg.family(i).supports(i.key, p) is None)
+    assert not inst.key.unit_stride
+    assert_matches_reference(reg, p.op, p, instance=inst.name, interpret=True, seed=7)
