@@ -8,7 +8,7 @@ import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
-from ck_plugin_grouped_conv.family import ConvFamily, access_features, unit_stride_reason
+from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 
@@ -74,13 +74,15 @@ class DwFamily(ConvFamily):
                 "multiplier_one": float(key.multiplier_one), **access_features(key)}
 
     def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
-        """Programs and SM waves of the grid; padding waste of the pixel and channel tiles."""
+        """Programs and SM waves of the grid; padding waste of the pixel and channel tiles
+        (backward-data: of its stride phases' pixel blocks)."""
         pixels = p.N * (p.pixels if self.direction == "bwd_data" else p.out_pixels)
         chans = p.C if self.direction == "bwd_data" else p.K
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
+        blocks = grid[0] if self.direction == "bwd_data" else math.ceil(pixels / split / key.block_p) * split
         return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
-                "pixel_waste": math.ceil(pixels / split / key.block_p) * key.block_p * split / pixels - 1.0,
+                "pixel_waste": blocks * key.block_p / pixels - 1.0,
                 "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
                 "pixels_per_program": pixels / (grid[0] if self.direction != "bwd_weight" else split)}
 
@@ -108,7 +110,9 @@ class DwBwdData(DwFamily):
     tensors = ("dy", "w", "dx")
 
     def grid(self, key, p):
-        return (math.ceil(p.N * p.pixels / key.block_p), math.ceil(p.C / key.block_c), 1)
+        """(stride phases × pixel blocks per phase, channel blocks, 1); one phase at unit stride."""
+        phases, rows = stride_phases(p)
+        return (phases * math.ceil(rows / key.block_p), math.ceil(p.C / key.block_c), 1)
 
     def supports(self, key, p):
         return unit_stride_reason(key, p) or super().supports(key, p)

@@ -21,7 +21,8 @@ __all__ = ["estimate_ms"]
 LAUNCH_MS = 0.004
 # Backward-data without the per-tap division by the stride (unit_stride), over its general twin:
 # geomean of the measured ratio on the suite's stride-1 depthwise rows (H200,
-# benchmarks/results/dw_sweep_bwd_data_h200.jsonl.gz).
+# benchmarks/results/dw_sweep_bwd_data_h200.jsonl.gz), measured when the general twin still
+# divided every pixel index by the stride (before stride phases, 2026-11-22).
 UNIT_STRIDE_FACTOR = 0.48
 
 
@@ -40,7 +41,8 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         programs = math.prod(family.grid(key, p))
         if programs < arch.sm_count:
             memory *= arch.sm_count / programs
-    overhead = math.ceil(programs / arch.sm_count) * p.taps * 0.02e-6
+    taps = p.taps / math.prod(p.stride) if family.direction == "bwd_data" else p.taps  # per stride phase
+    overhead = math.ceil(programs / arch.sm_count) * taps * 0.02e-6
     ms = (max(memory, compute) + overhead) * 1e3 + LAUNCH_MS
     # The general channel multiplier divides every channel index (no vector loads, extra
     # integer work): measured on an H200, ConvNeXt 7x7 rows ran at 18-32 GB/s on such instances

@@ -189,3 +189,27 @@ def test_unit_stride_backward_data(tmp_path, ndim, m1):
     strided = r.problem("grouped_conv_bwd_data", **{**fields, "stride": [2] * ndim}, dtype="fp32",
                         layout=layout(ndim, ndim != 2))
     assert "unit-stride" in r.family(inst).supports(inst.key, strided)
+
+
+# Backward-data's stride phases (see the grouped conv plugin's tests): strides sharing a factor
+# with the dilation (phases without a valid tap), stride above the filter, filter = stride,
+# sizes not divisible by the stride, mixed 3-D strides; multiplier 1 and 2.
+DW_PHASES = {
+    "s3_d2": dw_case(2, 2, 16, 1, (11, 10), 3, stride=3, pad=2, dilation=2),
+    "s2_d2_mult2": dw_case(2, 1, 16, 2, (9, 8), 3, stride=2, pad=2, dilation=2),
+    "1x1_s2": dw_case(2, 2, 16, 1, (7, 9), 1, stride=2),
+    "patch4": dw_case(2, 1, 16, 1, (12, 8), 4, stride=4),
+    "3d_mixed": dw_case(3, 1, 16, 2, (5, 6, 7), (3, 2, 3), stride=(2, 1, 3), pad=(1, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("access", ["a16", "generic"])
+@pytest.mark.parametrize("name", sorted(DW_PHASES))
+def test_backward_data_stride_phases(reg, name, access):
+    fields = DW_PHASES[name]
+    p = reg.problem("grouped_conv_bwd_data", **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    fits = [i for i in sorted(reg.of_op(p.op), key=lambda i: i.name) if i.family == "dw_bwd_data"
+            and i.key.dtype.value == "bf16" and i.key.channels_last and i.key.access.value == access
+            and reg.family(i).supports(i.key, p) is None]
+    assert fits and not fits[0].key.unit_stride
+    assert_matches_reference(reg, p.op, p, instance=fits[0].name, interpret=True, seed=5)
