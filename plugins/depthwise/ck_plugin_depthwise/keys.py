@@ -7,10 +7,17 @@ from typing import ClassVar
 import attrs
 
 from ckcore import DType, KeyBase
+from ckcore.errors import InvalidKernelKey
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 from ck_plugin_grouped_conv.keys import Access
 
 __all__ = ["DwKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey"]
+
+
+def _not_a16k(instance, attribute, value):
+    """The depthwise kernels have no output-channel-only aligned variant (C = K per group)."""
+    if value is Access.A16K:
+        raise InvalidKernelKey(type(instance).__name__, ["access='a16k': expected one of a16, i32, generic"])
 
 
 @attrs.frozen(kw_only=True)
@@ -38,7 +45,8 @@ class DwKey(KeyBase):
     block_c: int = attrs.field(validator=power_of_two_in(1, 1024))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=1, validator=int_in(1, 8))
-    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
+    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access),
+                                 validator=[member_of(Access), _not_a16k])
     multiplier_one: bool = attrs.field(default=False, validator=boolean)
     unroll: int = attrs.field(default=1, validator=int_in(1, 32))
 

@@ -32,7 +32,8 @@ _STRIDES_CF = ("sxn", "sxc", "sxd", "sxh", "swk", "swc", "swz", "swy", "syn", "s
 
 
 def access_features(key) -> dict[str, float]:
-    """One-hot of a key's :class:`Access` (``access_a16``, ``access_i32``, ``access_generic``)."""
+    """One-hot of a key's :class:`Access` (``access_a16``, ``access_a16k``, ``access_i32``,
+    ``access_generic``)."""
     return {f"access_{a.value}": float(key.access is a) for a in Access}
 
 
@@ -172,7 +173,7 @@ class ConvFamily(KernelFamily):
 
     def _launch_reason(self, key, p: ConvProblem) -> str | None:
         """Grid limits, and what the key's access mode assumes (32-bit offsets; alignment and
-        16-divisible hinted arguments for ``a16``)."""
+        16-divisible hinted arguments for ``a16`` and ``a16k``)."""
         grid = self.grid(key, p)
         if max(grid[1:]) > GRID_YZ_MAX:
             return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
@@ -195,8 +196,10 @@ class ConvFamily(KernelFamily):
         """Integer arguments an aligned instance assumes divisible by 16, so channel vectors
         load 16 bytes at a time: channel counts, the strides of x and y, and where the filter
         tile is loaded densely (channels-last, one group per program, forward and
-        backward-data) the filter's strides too."""
+        backward-data) the filter's strides too. ``a16k``: K, Ks and the strides of y (dy)."""
         strides = _STRIDES_CL if key.channels_last else _STRIDES_CF
+        if key.access is Access.A16K:
+            return ("K", "Ks") + tuple(s for s in strides if s.startswith("sy"))
         dense_w = key.channels_last and key.groups_per_block == 1 and self.direction != "bwd_weight"
         return ("C", "K", "Cs", "Ks") + tuple(s for s in strides if dense_w or not s.startswith("sw"))
 
@@ -222,6 +225,8 @@ class ConvFamily(KernelFamily):
         return {"UPCAST": False}
 
     def divisible_by_16(self, key: ConvKey) -> tuple[str, ...]:
+        if key.access is Access.A16K:
+            return tuple(f"{t}_ptr" for t in self.tensors if t in ("y", "dy")) + self._hinted_ints(key)
         if not key.aligned:
             return ()
         return tuple(self._pointer_args(key)) + self._hinted_ints(key)

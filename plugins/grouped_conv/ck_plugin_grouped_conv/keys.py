@@ -15,10 +15,14 @@ __all__ = ["Access", "ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKe
 
 class Access(str, enum.Enum):
     """How a kernel addresses memory: ``a16`` (16-byte aligned pointers, 16-divisible channel
-    counts and strides, 32-bit offsets: vector loads), ``i32`` (no divisibility assumptions,
-    32-bit offsets), ``generic`` (no assumptions, 64-bit offsets: any valid problem)."""
+    counts and strides, 32-bit offsets: vector loads), ``a16k`` (the same assumptions on the
+    output-channel side only: K, the y / dy pointer and strides; the input-channel side (C, x /
+    dx, w) unassumed, for first layers with C = 3 and K = 64), ``i32`` (no divisibility
+    assumptions, 32-bit offsets), ``generic`` (no assumptions, 64-bit offsets: any valid
+    problem)."""
 
     A16 = "a16"
+    A16K = "a16k"
     I32 = "i32"
     GENERIC = "generic"
 
@@ -34,7 +38,7 @@ class ConvKey(KeyBase):
     :ivar groups_per_block: groups one program serves together (GPB); with GPB > 1 the filter
         tile is block-diagonal, so groups with few channels still fill the tensor-core tile.
     :ivar num_warps, num_stages: Triton launch and pipelining options.
-    :ivar access: :class:`Access` (``a16``, ``i32``, or ``generic``, the fallback).
+    :ivar access: :class:`Access` (``a16``, ``a16k``, ``i32``, or ``generic``, the fallback).
     """
 
     direction: ClassVar[str] = ""

@@ -47,8 +47,9 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
     out = []
 
     def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True, flat=False):
-        if not aligned:  # a 32-bit twin of every generic tile, for problems below 2^31 elements
-            for access in ("i32", "generic"):
+        if not aligned:  # 32-bit twins of every generic tile, for problems below 2^31 elements:
+            # no assumptions (i32), or aligned output channels (a16k: C = 3, K = 64 first layers)
+            for access in ("a16k", "i32", "generic"):
                 _add(bm, bn, bk, w, s, gpb, split, access, flat)
         else:
             _add(bm, bn, bk, w, s, gpb, split, "a16", flat)

@@ -23,6 +23,8 @@ GPU_CASES = {
     # TMA families: 1x1 folded into one row, and 1-D groups of 48 channels with a 9-tap filter.
     "pointwise": case(2, 4, 1, 64, 96, (10, 12), 1),
     "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
+    # A first layer (C = 3, K = 64, 7x7 stride 2): flat, a16k, i32 and generic instances.
+    "first_layer": case(2, 4, 1, 3, 64, (33, 31), 7, stride=2, pad=3),
 }
 
 

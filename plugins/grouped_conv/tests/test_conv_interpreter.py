@@ -32,20 +32,21 @@ def problem_for(reg, inst):
     groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
     output pixels for every split of a backward-weight instance."""
     k = inst.key
-    gpb, a16 = k.groups_per_block, k.access.value == "a16"
+    gpb, a16, a16k = k.groups_per_block, k.access.value == "a16", k.access.value == "a16k"
     rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
         (k.block_k, k.block_n) if k.direction == "bwd_data" else (k.block_m, k.block_n)
     if getattr(k, "flat", False):
         G, Cg, Kg = 1, 3, 16
-    elif gpb == 1:
-        G, Cg, Kg = (1, 16, 32) if a16 else (2, 5, 7)
+    elif gpb == 1:  # a16k: a first layer's unaligned C, 16-divisible K
+        G, Cg, Kg = (1, 16, 32) if a16 else (1, 3, 16) if a16k else (2, 5, 7)
     else:
-        Cg, Kg = max(1, min(16 // gpb if a16 else 3, cols_c // gpb)), max(1, min(16 // gpb if a16 else 3, rows_c // gpb))
-        G = gpb if a16 else gpb + 1
+        Cg = max(1, min(16 // gpb if a16 else 3, cols_c // gpb))
+        Kg = max(1, min(16 // gpb if a16 or a16k else 3, rows_c // gpb))
+        G = gpb if a16 or a16k else gpb + 1
     unit = getattr(k, "unit_stride", False)
     split = getattr(k, "split_k", 1)
-    # Aligned channels-first instances need 16-divisible spatial strides.
-    cf16 = a16 and not k.channels_last
+    # Aligned channels-first instances need 16-divisible spatial strides (of y at least).
+    cf16 = (a16 or a16k) and not k.channels_last
     if split > 1:  # at least split blocks of output pixels
         side = int((split * k.block_k) ** 0.5) + 1
         side = -(-side // 16) * 16 if cf16 else side
@@ -99,7 +100,7 @@ PHASES = {
 }
 
 
-@pytest.mark.parametrize("access", ["a16", "generic"])
+@pytest.mark.parametrize("access", ["a16", "a16k", "generic"])
 @pytest.mark.parametrize("name", sorted(PHASES))
 def test_backward_data_stride_phases(reg, name, access):
     fields = PHASES[name]
@@ -109,3 +110,23 @@ def test_backward_data_stride_phases(reg, name, access):
                 and i.key.channels_last and i.key.groups_per_block == 1 and reg.family(i).supports(i.key, p) is None)
     assert not inst.key.unit_stride
     assert_matches_reference(reg, p.op, p, instance=inst.name, interpret=True, seed=7)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a16k_serves_first_layers_and_refuses_unaligned_k(reg, op):
+    """``a16k`` instances assume aligned output channels only: they serve C = 3 with K = 16 (a
+    first layer, where ``a16`` refuses) and refuse K = 24, naming the argument."""
+    def first(p, access):
+        return [i for i in sorted(reg.of_op(op), key=lambda i: i.name) if i.family.startswith("conv_")
+                and not i.family.startswith("conv_tma") and i.key.access.value == access
+                and i.key.dtype.value == "fp16" and i.key.channels_last and not getattr(i.key, "flat", False)
+                and not getattr(i.key, "unit_stride", False) and i.key.groups_per_block == 1]
+
+    p = reg.problem(op, **case(2, 2, 1, 3, 16, (25, 23), 3, stride=2, pad=1), dtype="fp16", layout="nhwgc")
+    a16k = first(p, "a16k")
+    assert a16k and all(reg.family(i).supports(i.key, p) is None for i in a16k)
+    assert all("needs C % 16 == 0 (C=3)" in reg.family(i).supports(i.key, p) for i in first(p, "a16"))
+    for n, inst in enumerate(a16k):
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=11 + n)
+    q = reg.problem(op, **case(2, 2, 1, 3, 24, (9, 7), 3, stride=2, pad=1), dtype="fp16", layout="nhwgc")
+    assert all("K % 16 == 0 (K=24)" in reg.family(i).supports(i.key, q) for i in a16k)
