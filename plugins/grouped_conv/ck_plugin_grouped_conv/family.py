@@ -21,7 +21,7 @@ from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
 __all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_workspace_views",
-           "stride_phases", "subpixel_offsets", "tile_features"]
+           "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -44,24 +44,7 @@ def gemm_shape(direction: str, p: ConvProblem, gpb: int) -> tuple[int, int, int]
         return p.N * p.out_pixels, ks, cs * p.taps
     if direction == "bwd_data":
         return p.N * p.pixels, cs, ks * p.taps
-    if direction == "bwd_data_subpixel":  # super-pixels × (phases, channels) × (dy offsets, channels)
-        phases, rows = stride_phases(p)
-        return rows, phases * cs, ks * math.prod(subpixel_offsets(p))
     return ks, cs * p.taps, p.N * p.out_pixels
-
-
-def subpixel_offsets(p: ConvProblem) -> tuple[int, ...]:
-    """Per dimension (3-D padded), how many dy offsets o a backward-data ``subpixel`` program
-    reads around its super-pixel q: dy pixel q + o with o = (r + pad - f·dil) / stride over the
-    phases r and taps f, so o runs from ceil((pad - (F-1)·dil) / stride) to
-    floor((stride - 1 + pad) / stride)."""
-    d3 = p.as_3d()
-    out = []
-    for f, s, pad, dil in zip(d3["filter"], d3["stride"], d3["pad"], d3["dilation"]):
-        lo = -((((f - 1) * dil) - pad) // s)
-        hi = (s - 1 + pad) // s
-        out.append(max(hi - lo + 1, 0))
-    return tuple(out)
 
 
 def stride_phases(p: ConvProblem) -> tuple[int, int]:
@@ -151,9 +134,6 @@ class ConvFamily(KernelFamily):
             reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
         if getattr(key, "flat", False) and key.groups_per_block != 1:
             reasons.append(f"flat={key.flat} needs groups_per_block 1 (got {key.groups_per_block})")
-        if getattr(key, "subpixel", False) and (key.groups_per_block != 1 or key.unit_stride):
-            reasons.append(f"subpixel needs groups_per_block 1 and unit_stride False (got {key.groups_per_block}, "
-                           f"{key.unit_stride})")
         return reasons
 
     # ---- problem support -------------------------------------------------------------------
@@ -274,10 +254,6 @@ class ConvFamily(KernelFamily):
     def _tensor_of(self, arg: str) -> str:
         return arg[: -len("_ptr")]
 
-    def _shape_direction(self, key: ConvKey) -> str:
-        """The :func:`gemm_shape` direction of ``key``'s implicit GEMM."""
-        return "bwd_data_subpixel" if getattr(key, "subpixel", False) else self.direction
-
     def _groups_grid(self, key: ConvKey, p: ConvProblem) -> int:
         return math.ceil(p.G / key.groups_per_block)
 
@@ -292,19 +268,18 @@ class ConvFamily(KernelFamily):
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k,
                 "groups_per_block": key.groups_per_block, "num_warps": key.num_warps, "num_stages": key.num_stages,
                 "split_k": float(getattr(key, "split_k", 1)), "flat": float(getattr(key, "flat", False)),
-                "unit_stride": float(getattr(key, "unit_stride", False)),
-                "subpixel": float(getattr(key, "subpixel", False)), **access_features(key)}
+                "unit_stride": float(getattr(key, "unit_stride", False)), **access_features(key)}
 
     def pair_features(self, key: ConvKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; the tiles' padding waste (tile area over the
         implicit GEMM's rows × columns), K steps per program, and the log of the multiply-adds
         issued (2 · programs · tile · K steps; merged groups' block-diagonal waste included)."""
         gpb = key.groups_per_block
-        rows, cols, red = gemm_shape(self._shape_direction(key), p, gpb)
+        rows, cols, red = gemm_shape(self.direction, p, gpb)
         split = getattr(key, "split_k", 1)
         grid = self.grid(key, p)
         programs = grid[0] * grid[1] * grid[2]
-        if self.direction == "bwd_data" and not getattr(key, "subpixel", False):
+        if self.direction == "bwd_data":
             red /= stride_phases(p)[0]  # a phase's programs reduce over its taps only
         k_steps = math.ceil(red / split / key.block_k)  # split is 1 but for backward-weight
         covered = rows * cols * math.ceil(p.G / gpb) * split
@@ -343,17 +318,11 @@ class ConvBwdData(ConvFamily):
         return key.block_k, key.block_n
 
     def supports(self, key, p):
-        if key.subpixel and all(s == 1 for s in p.stride):
-            return f"subpixel kernel serves strides above 1, stride {list(p.stride)}"
         return unit_stride_reason(key, p) or super().supports(key, p)
 
     def grid(self, key, p):
         """(stride phases × row blocks per phase, column blocks, group blocks); one phase at unit
-        stride (:func:`stride_phases`). ``subpixel``: (super-pixel blocks, blocks of phases ×
-        channels, groups)."""
-        if key.subpixel:
-            rows, cols, _ = gemm_shape("bwd_data_subpixel", p, 1)
-            return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), p.G)
+        stride (:func:`stride_phases`)."""
         _, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
         phases, rows = stride_phases(p)
         return (phases * math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))

@@ -82,18 +82,13 @@ class ConvFwdKey(ConvKey):
 @attrs.frozen(kw_only=True)
 class ConvBwdDataKey(ConvKey):
     """A backward-data key plus ``unit_stride``: the kernel assumes stride 1 in every dimension
-    and skips the per-tap divisibility test (``_u1`` in the name); and ``subpixel`` (``_sp``):
-    for strides above 1, rows are super-pixels (one input pixel per stride phase) and columns
-    run over stride phases × input channels, so each dy pixel a super-pixel reads is loaded
-    once for every phase (the sub-pixel form of a transposed convolution); one group per
-    program."""
+    and skips the per-tap divisibility test (``_u1`` in the name)."""
 
     direction: ClassVar[str] = "bwd_data"
     unit_stride: bool = attrs.field(default=False, validator=boolean)
-    subpixel: bool = attrs.field(default=False, validator=boolean)
 
     def _suffix(self) -> str:
-        return ("_u1" if self.unit_stride else "") + ("_sp" if self.subpixel else "")
+        return "_u1" if self.unit_stride else ""
 
 
 @attrs.frozen(kw_only=True)

@@ -39,27 +39,23 @@ def _tile_efficiency(key, arch: ArchSpec) -> float:
 
 def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     """Estimated run time in ms of ``key`` (of ``family``) on problem ``p``."""
-    from .family import gemm_shape, stride_phases, subpixel_offsets
+    from .family import gemm_shape, stride_phases
 
     item = p.dtype.itemsize
     peak = device.peak_tflops["tf32" if p.dtype is DType.FP32 else p.dtype.value] * 1e12
     bw = device.mem_bandwidth_gbps * 1e9
     split = getattr(key, "split_k", 1)
-    subpixel = getattr(key, "subpixel", False)
-    rows, cols, red = gemm_shape("bwd_data_subpixel" if subpixel else family.direction, p, key.groups_per_block)
+    rows, cols, red = gemm_shape(family.direction, p, key.groups_per_block)
     flat = getattr(key, "flat", False)
     if family.direction == "bwd_weight":
         cols_tiles = math.ceil(cols / key.block_n) if flat else p.taps * math.ceil(cols / p.taps / key.block_n)
         red_pad = math.ceil(math.ceil(red / key.block_k) / split) * key.block_k
     else:
         cols_tiles = math.ceil(cols / key.block_n)
-        steps = p.taps
-        if subpixel:  # the reduction runs over dy offsets × output channels
-            steps = math.prod(subpixel_offsets(p))
-        per_tap = red // steps
-        red_pad = math.ceil(red / key.block_k) * key.block_k if flat else steps * math.ceil(per_tap / key.block_k) * key.block_k
+        per_tap = red // p.taps
+        red_pad = math.ceil(red / key.block_k) * key.block_k if flat else p.taps * math.ceil(per_tap / key.block_k) * key.block_k
     row_tiles = math.ceil(rows / key.block_m)
-    if family.direction == "bwd_data" and not subpixel:  # stride phases: S times the row blocks, taps / S each
+    if family.direction == "bwd_data":  # stride phases: S times the row blocks, taps / S each
         phases, phase_rows = stride_phases(p)
         row_tiles, red_pad = phases * math.ceil(phase_rows / key.block_m), red_pad / phases
     groups = math.ceil(p.G / key.groups_per_block)

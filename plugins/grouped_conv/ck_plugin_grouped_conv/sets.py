@@ -29,9 +29,6 @@ _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32
 # Generic instances (64-bit offsets, no divisibility assumptions), (..., groups_per_block).
 _GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16), (128, 16, 64, 4, 3, 1)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1, 1), (64, 64, 32, 4, 2, 8, 1), (32, 32, 64, 4, 2, 8, 8), (32, 32, 64, 4, 2, 8, 32)]
-# Backward-data sub-pixel tiles (strides above 1; columns = stride phases × channels, so 16
-# columns hold a first layer's 4 phases × 3 channels): (block_m, block_n, block_k, warps, stages).
-_SUBPIXEL = [(128, 16, 64, 4, 3), (128, 64, 64, 4, 3), (128, 128, 32, 8, 3)]
 # Flat reduction / columns over taps × channels (few channels, e.g. a first layer's C = 3).
 _FLAT = [(128, 64, 32, 4, 3), (128, 64, 64, 4, 3)]
 _FLAT_WGRAD = [(64, 64, 32, 4, 3, 4), (64, 64, 64, 4, 3, 16), (64, 64, 64, 4, 3, 64)]
@@ -89,11 +86,6 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
         if family.direction == "fwd":
             for cfg in map(fix, _FLAT):
                 add(*cfg, aligned=False, flat=True)
-        if family.direction == "bwd_data":
-            for bm, bn, bk, w, s in map(fix, _SUBPIXEL):
-                for access in ("a16", "a16k"):
-                    out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
-                                   num_warps=w, num_stages=s, access=access, subpixel=True))
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
             if wgrad:

@@ -100,18 +100,14 @@ PHASES = {
 }
 
 
-@pytest.mark.parametrize("access,subpixel", [("a16", False), ("a16k", False), ("generic", False), ("a16", True),
-                                             ("a16k", True)])
+@pytest.mark.parametrize("access", ["a16", "a16k", "generic"])
 @pytest.mark.parametrize("name", sorted(PHASES))
-def test_backward_data_stride_phases(reg, name, access, subpixel):
-    """Each stride-phase geometry, by a phase instance and by a sub-pixel one (all phases of a
-    super-pixel in one program)."""
+def test_backward_data_stride_phases(reg, name, access):
     fields = PHASES[name]
     p = reg.problem("grouped_conv_bwd_data", **fields, dtype="fp16", layout=layout(fields["ndim"], True))
     inst = next(i for i in sorted(reg.of_op(p.op), key=lambda i: i.name)
                 if i.family == "conv_bwd_data" and i.key.access.value == access and i.key.dtype.value == "fp16"
-                and i.key.subpixel == subpixel and i.key.channels_last and i.key.groups_per_block == 1
-                and reg.family(i).supports(i.key, p) is None)
+                and i.key.channels_last and i.key.groups_per_block == 1 and reg.family(i).supports(i.key, p) is None)
     assert not inst.key.unit_stride
     assert_matches_reference(reg, p.op, p, instance=inst.name, interpret=True, seed=7)
 
@@ -134,18 +130,3 @@ def test_a16k_serves_first_layers_and_refuses_unaligned_k(reg, op):
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=11 + n)
     q = reg.problem(op, **case(2, 2, 1, 3, 24, (9, 7), 3, stride=2, pad=1), dtype="fp16", layout="nhwgc")
     assert all("K % 16 == 0 (K=24)" in reg.family(i).supports(i.key, q) for i in a16k)
-
-
-def test_subpixel_serves_strides_above_one_only(reg):
-    """Sub-pixel keys refuse stride-1 problems and merged groups (a clear reason / invalid key)."""
-    from ck_plugin_grouped_conv.keys import ConvBwdDataKey
-    from ckcore.errors import InvalidKernelKey
-
-    p = reg.problem("grouped_conv_bwd_data", **case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), dtype="fp16", layout="nhwgc")
-    sp = [i for i in reg.of_op(p.op) if getattr(i.key, "subpixel", False) and i.key.dtype.value == "fp16"
-          and i.key.channels_last]
-    assert sp and all("strides above 1" in reg.family(i).supports(i.key, p) for i in sp)
-    key = ConvBwdDataKey(dtype="fp16", channels_last=True, block_m=64, block_n=64, block_k=32, groups_per_block=2,
-                         subpixel=True)
-    fam = reg.family(sp[0])
-    assert any("subpixel needs groups_per_block 1" in r for r in fam.check(key, reg.arch))
