@@ -36,13 +36,10 @@ class DwFamily(ConvFamily):
         tile = key.block_p * key.block_c
         if tile < threads:
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
-        tiles, budget = (key.unroll, 128) if self.direction == "bwd_weight" else (getattr(key, "rows", 1), 64)
-        if getattr(key, "rows", 1) > 1 and key.unroll > 1:
-            reasons.append(f"rows={key.rows} takes one tap per step (unroll={key.unroll})")
+        tiles, budget = (key.unroll, 128) if self.direction == "bwd_weight" else (1, 64)
         if tiles * tile // threads > budget:
             reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
-                           + (f" ({tiles} {'taps per pass' if self.direction == 'bwd_weight' else 'rows'})"
-                              if tiles > 1 else ""))
+                           + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
         return reasons
 
     def _tile_reason(self, key: DwKey, p) -> str | None:
@@ -71,11 +68,9 @@ class DwFamily(ConvFamily):
         return estimate_ms(self, key, p, arch, device)
 
     def features(self, key: DwKey) -> dict[str, float]:
-        """Tile over pixels × channels, warps, stages, split, output rows per program, the access
-        one-hot, multiplier_one."""
+        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one."""
         return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
                 "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
-                "rows": float(getattr(key, "rows", 1)),
                 "multiplier_one": float(key.multiplier_one), **access_features(key)}
 
     def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
@@ -86,8 +81,6 @@ class DwFamily(ConvFamily):
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
         blocks = grid[0] if self.direction == "bwd_data" else math.ceil(pixels / split / key.block_p) * split
-        if getattr(key, "rows", 1) > 1:  # pixel blocks of rows × block_p output pixels
-            blocks = grid[0] * key.rows
         return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
                 "pixel_waste": blocks * key.block_p / pixels - 1.0,
                 "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
@@ -104,12 +97,6 @@ class DwFwd(DwFamily):
     tensors = ("x", "w", "y")
 
     def grid(self, key, p):
-        """(pixel blocks, channel blocks, 1); with rows > 1 a pixel block is ``block_p`` positions
-        of ``rows`` output rows each."""
-        if key.rows > 1:
-            ho = p.as_3d()["out"][1]
-            return (math.ceil(p.N * p.out_pixels // ho * math.ceil(ho / key.rows) / key.block_p),
-                    math.ceil(p.K / key.block_c), 1)
         return (math.ceil(p.N * p.out_pixels / key.block_p), math.ceil(p.K / key.block_c), 1)
 
 

@@ -69,16 +69,7 @@ class DwKey(KeyBase):
 
 @attrs.frozen(kw_only=True)
 class DwFwdKey(DwKey):
-    """Plus ``rows``: output rows per program (``_r{rows}``). With rows > 1 a program owns
-    ``rows`` consecutive output rows of its pixels, and each input row tile it loads serves every
-    one of those rows it reaches (one fp32 accumulator tile per row), so x is loaded about
-    (rows + taps_h - 1) / rows times per horizontal tap instead of taps_h times; taps one at a time."""
-
     direction: ClassVar[str] = "fwd"
-    rows: int = attrs.field(default=1, validator=int_in(1, 8))
-
-    def _suffix(self) -> str:
-        return f"_r{self.rows}" if self.rows > 1 else ""
 
 
 @attrs.frozen(kw_only=True)

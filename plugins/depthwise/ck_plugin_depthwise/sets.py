@@ -31,10 +31,6 @@ _BW_WIDE_SPLIT = 256
 # instance (geomean; minimum 0.97), one tap 0.90 (minimum 0.72), 9 taps 0.81 (minimum 0.31).
 # Backward-data gained nothing from it (one tap: 0.997; 3 taps: 0.87).
 _FWD_UNROLL = 3
-# Forward tiles that own several output rows per program (rows: 2 and 4), channels-last, aligned,
-# multiplier one: (block_p, block_c, num_warps).
-_FWD_ROWS_TILES = [(32, 64, 4), (64, 32, 4)]
-_FWD_ROWS = (2, 4)
 
 
 def _bwd_weight_keys(family, dtype, channels_last):
@@ -80,10 +76,6 @@ def _keys(family, dtype, channels_last, full):
         for extra, m1 in itertools.product(variants, (True, False)):
             out.append(cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
                            num_stages=s, access=access, multiplier_one=m1, **extra))
-    if family.direction == "fwd" and channels_last and not full:
-        out += [cls(dtype=dtype, channels_last=True, block_p=bp, block_c=bc, num_warps=w, num_stages=1,
-                    access="a16", multiplier_one=True, rows=rows)
-                for (bp, bc, w), rows in itertools.product(_FWD_ROWS_TILES, _FWD_ROWS)]
     return out
 
 

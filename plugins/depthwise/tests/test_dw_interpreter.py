@@ -140,49 +140,6 @@ def test_unrolled_taps(tmp_path, op, cl, m1, unroll):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=unroll)
 
 
-ROWS_CASES = {
-    "7x7": dw_case(2, 1, 16, 1, (11, 9), 7, pad=3),                     # 11 rows: 3 blocks of 4, last part-filled
-    "3x3s2": dw_case(2, 2, 16, 1, (13, 10), 3, stride=2, pad=1),
-    "5x5d2": dw_case(2, 1, 16, 1, (12, 9), 5, pad=4, dilation=2),
-    "1x11": dw_case(2, 1, 16, 1, (7, 15), (1, 11), pad=(0, 5)),
-    "3d": dw_case(3, 1, 16, 1, (4, 7, 6), (3, 3, 2), stride=(1, 2, 1), pad=1),
-    "1d_k31": dw_case(1, 2, 16, 1, 45, 31, pad=15),
-    "m2": dw_case(2, 1, 16, 2, (9, 8), 3, pad=1),
-}
-
-
-@pytest.mark.parametrize("rows", [2, 4])
-@pytest.mark.parametrize("access", ["a16", "generic"])
-@pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])
-@pytest.mark.parametrize("name", sorted(ROWS_CASES))
-def test_forward_rows_per_program(tmp_path, name, cl, access, rows):
-    """Forward programs owning several output rows: row counts that do and do not divide the
-    output height, vertical stride and dilation, 1-D (one output row), 3-D, multiplier 2."""
-    fields = ROWS_CASES[name]
-    m1 = fields["K"] == fields["C"]
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
-    inst = r.add("dw_fwd", {"dtype": "fp16", "channels_last": cl, "block_p": 16, "block_c": 16, "num_warps": 2,
-                            "num_stages": 1, "access": access, "multiplier_one": m1, "rows": rows})
-    assert f"_r{rows}" in inst.name
-    p = r.problem("grouped_conv_fwd", **fields, dtype="fp16", layout=layout(fields["ndim"], cl))
-    why = r.family(inst).supports(inst.key, p)
-    if why is not None:
-        assert access == "a16", why  # aligned instances need 16-divisible channels and strides
-        return
-    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True, seed=rows)
-
-
-def test_forward_rows_take_one_tap_per_step():
-    from ck_plugin_depthwise.family import DwFwd
-    from ck_plugin_depthwise.keys import DwFwdKey
-    from ckcore.arch import load
-
-    key = DwFwdKey(dtype="bf16", channels_last=True, block_p=32, block_c=64, rows=4, unroll=3)
-    assert any("one tap per step" in r for r in DwFwd().check(key, load("sm_90")))
-    big = DwFwdKey(dtype="bf16", channels_last=True, block_p=64, block_c=64, rows=4)
-    assert any("(4 rows)" in r for r in DwFwd().check(big, load("sm_90")))
-
-
 @pytest.mark.parametrize("unroll", [4, 9, 16])
 @pytest.mark.parametrize("m1", [True, False], ids=["m1", "m2"])
 @pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])
