@@ -17,7 +17,7 @@ __all__ = ["DwKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey"]
 def _not_a16k(instance, attribute, value):
     """The depthwise kernels have no output-channel-only aligned variant (C = K per group)."""
     if value is Access.A16K:
-        raise InvalidKernelKey(type(instance).__name__, ["access='a16k': expected one of a16, i32, generic"])
+        raise InvalidKernelKey(type(instance).__name__, ["access='a16k': expected one of a16, v4, i32, generic"])
 
 
 @attrs.frozen(kw_only=True)
@@ -27,7 +27,8 @@ class DwKey(KeyBase):
     unrolling the whole filter (``unroll`` taps per step; compile time stays flat for 7×7 and 31-tap filters), accumulates in fp32
     with the weights of its channels in registers.
 
-    :ivar access: ``a16`` (16-byte aligned, 16-divisible channel counts and strides), ``i32``
+    :ivar access: ``a16`` (16-byte aligned, 16-divisible channel counts and strides), ``v4``
+        (16-byte aligned pointers, channel counts and strides divisible by 4 elements), ``i32``
         or ``generic`` (64-bit offsets, every valid problem).
     :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
         channel k and channel vectors stay contiguous (``_m1``).

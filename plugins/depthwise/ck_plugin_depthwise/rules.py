@@ -55,7 +55,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
 
 
 def _access_factor(key) -> float:
-    return {"a16": 1.0, "i32": 1.5, "generic": 2.5}[key.access.value]
+    return {"a16": 1.0, "v4": 1.2, "i32": 1.5, "generic": 2.5}[key.access.value]
 
 
 # Backward-weight loop cost in cycles per pixel step of a program: a fixed part and a part per

@@ -40,8 +40,10 @@ def _bwd_weight_keys(family, dtype, channels_last):
     access modes."""
     tiles = _BW_CL if channels_last else _BW_CF
     out = []
-    for (bp, bc, w), m1, access in itertools.product(tiles, (True, False), ("a16", "i32", "generic")):
+    for (bp, bc, w), m1, access in itertools.product(tiles, (True, False), ("a16", "v4", "i32", "generic")):
         first = (bp, bc, w) == tiles[0]
+        if access == "v4" and not (m1 and channels_last):
+            continue  # 4-element channel vectors: channels-last, multiplier one
         if not (m1 and access == "a16"):
             if not first:
                 continue
@@ -63,9 +65,11 @@ def _keys(family, dtype, channels_last, full):
     tiles = _CL if channels_last else _CF
     if full:
         tiles = list(itertools.product((16, 32, 64, 128, 256), (8, 16, 32, 64, 128), (4, 8), (1, 2)))
-    for (bp, bc, w, s), access in itertools.product(tiles, ("a16", "i32", "generic")):
+    for (bp, bc, w, s), access in itertools.product(tiles, ("a16", "v4", "i32", "generic")):
         if access != "a16" and (bp, bc, w, s) != tiles[0]:
             continue  # one unaligned tile of each kind
+        if access == "v4" and (full or not channels_last):
+            continue  # 4-element channel vectors (e.g. 108 channels): channels-last, default set
         variants = [{}]
         if family.direction == "bwd_weight":
             variants = [{"split": split, "unroll": taps} for split, taps in itertools.product((16, 64), (1, 3, 7))]
@@ -74,6 +78,8 @@ def _keys(family, dtype, channels_last, full):
         elif channels_last:
             variants = [{"unroll": _FWD_UNROLL}]
         for extra, m1 in itertools.product(variants, (True, False)):
+            if access == "v4" and not m1:
+                continue
             out.append(cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
                            num_stages=s, access=access, multiplier_one=m1, **extra))
     return out

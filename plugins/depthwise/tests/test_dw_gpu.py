@@ -15,6 +15,8 @@ CASES = {
     "convnext_like": dict(ndim=2, N=2, G=64, C=64, K=128, spatial=[20, 20], filter=[7, 7], stride=[1, 1], pad=[3, 3], dilation=[1, 1]),
     "conformer_like": dict(ndim=1, N=4, G=128, C=128, K=128, spatial=[200], filter=[31], stride=[1], pad=[15], dilation=[2]),
     "x3d_like": dict(ndim=3, N=2, G=48, C=48, K=48, spatial=[6, 14, 14], filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1]),
+    # 108 channels (X3D): not 16-divisible, so the v4 instances (4-element vectors) serve it.
+    "x3d_108": dict(ndim=3, N=2, G=108, C=108, K=108, spatial=[5, 12, 12], filter=[3, 3, 3], stride=[1, 2, 2], pad=[1, 1, 1], dilation=[1, 1, 1]),
 }
 
 

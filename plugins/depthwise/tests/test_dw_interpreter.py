@@ -140,6 +140,42 @@ def test_unrolled_taps(tmp_path, op, cl, m1, unroll):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=unroll)
 
 
+@pytest.mark.parametrize("fields", [
+    dw_case(2, 2, 12, 1, (9, 8), 3, pad=1),
+    dw_case(2, 1, 20, 1, (11, 10), 5, stride=2, pad=2),
+    dw_case(3, 1, 108, 1, (3, 6, 5), 3, stride=(1, 2, 2), pad=1),
+], ids=["c12", "c20s2", "x3d108"])
+@pytest.mark.parametrize("op", OPS)
+def test_v4_instances_serve_channels_divisible_by_4(reg, op, fields):
+    """``v4`` instances (4-element channel vectors) serve channel counts that are multiples of 4
+    but not of 16, where ``a16`` refuses; every one of them matches the reference."""
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    every = [i for i in reg.of_op(op) if i.key.access.value == "v4" and i.key.dtype.value == "bf16"]
+    v4 = [i for i in every if reg.family(i).supports(i.key, p) is None]
+    assert v4  # the others need stride 1 or more pixels for their split, not other channels
+    assert all("% 4" not in reg.family(i).supports(i.key, p) for i in every if i not in v4)
+    a16 = [i for i in reg.of_op(op) if i.family.startswith("dw_") and i.key.access.value == "a16"
+           and i.key.dtype.value == "bf16" and i.key.channels_last and i.key.multiplier_one]
+    assert a16 and all(reg.family(i).supports(i.key, p) is not None for i in a16)
+    for n, inst in enumerate(sorted(v4, key=lambda i: i.name)):
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_v4_refuses_channels_not_divisible_by_4(reg, op):
+    p = reg.problem(op, **dw_case(2, 1, 10, 1, (6, 6), 3, pad=1), dtype="bf16", layout="nhwgc")
+    v4 = [i for i in reg.of_op(op) if i.key.access.value == "v4" and i.key.dtype.value == "bf16"]
+    assert v4 and all("C % 4 == 0 (C=10)" in reg.family(i).supports(i.key, p) for i in v4)
+
+
+def test_v4_is_depthwise_only():
+    from ck_plugin_grouped_conv.keys import ConvFwdKey
+    from ckcore.errors import InvalidKernelKey
+
+    with pytest.raises(InvalidKernelKey, match="access='v4'"):
+        ConvFwdKey(dtype="bf16", channels_last=True, block_m=64, block_n=64, block_k=32, access="v4")
+
+
 @pytest.mark.parametrize("unroll", [4, 9, 16])
 @pytest.mark.parametrize("m1", [True, False], ids=["m1", "m2"])
 @pytest.mark.parametrize("cl", [True, False], ids=["channels_last", "channels_first"])

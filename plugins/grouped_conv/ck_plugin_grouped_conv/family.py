@@ -32,8 +32,8 @@ _STRIDES_CF = ("sxn", "sxc", "sxd", "sxh", "swk", "swc", "swz", "swy", "syn", "s
 
 
 def access_features(key) -> dict[str, float]:
-    """One-hot of a key's :class:`Access` (``access_a16``, ``access_a16k``, ``access_i32``,
-    ``access_generic``)."""
+    """One-hot of a key's :class:`Access` (``access_a16``, ``access_a16k``, ``access_v4``,
+    ``access_i32``, ``access_generic``)."""
     return {f"access_{a.value}": float(key.access is a) for a in Access}
 
 
@@ -187,9 +187,10 @@ class ConvFamily(KernelFamily):
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         args = int_args(p, key.groups_per_block)
+        mult = 4 if key.access is Access.V4 else 16
         for name in self._hinted_ints(key):
-            if args[name] % 16:
-                return f"needs {name} % 16 == 0 ({name}={args[name]})"
+            if args[name] % mult:
+                return f"needs {name} % {mult} == 0 ({name}={args[name]})"
         return None
 
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
@@ -227,6 +228,8 @@ class ConvFamily(KernelFamily):
     def divisible_by_16(self, key: ConvKey) -> tuple[str, ...]:
         if key.access is Access.A16K:
             return tuple(f"{t}_ptr" for t in self.tensors if t in ("y", "dy")) + self._hinted_ints(key)
+        if key.access is Access.V4:  # the integers are hinted in the kernel (multiples of 4)
+            return tuple(self._pointer_args(key))
         if not key.aligned:
             return ()
         return tuple(self._pointer_args(key)) + self._hinted_ints(key)

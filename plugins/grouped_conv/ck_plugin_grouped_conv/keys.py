@@ -8,6 +8,7 @@ from typing import ClassVar
 import attrs
 
 from ckcore import DType, KeyBase
+from ckcore.errors import InvalidKernelKey
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
 __all__ = ["Access", "ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
@@ -19,12 +20,20 @@ class Access(str, enum.Enum):
     output-channel side only: K, the y / dy pointer and strides; the input-channel side (C, x /
     dx, w) unassumed, for first layers with C = 3 and K = 64), ``i32`` (no divisibility
     assumptions, 32-bit offsets), ``generic`` (no assumptions, 64-bit offsets: any valid
-    problem)."""
+    problem); ``v4`` (direct depthwise kernels only: channel counts and x / y strides divisible
+    by 4 elements, 16-byte aligned pointers: 4-element channel vectors, e.g. X3D's 108 channels)."""
 
     A16 = "a16"
     A16K = "a16k"
+    V4 = "v4"
     I32 = "i32"
     GENERIC = "generic"
+
+
+def _not_v4(instance, attribute, value):
+    """The implicit-GEMM kernels have no 4-element vector access mode (``v4`` is depthwise's)."""
+    if value is Access.V4:
+        raise InvalidKernelKey(type(instance).__name__, ["access='v4': expected one of a16, a16k, i32, generic"])
 
 
 @attrs.frozen(kw_only=True)
@@ -50,7 +59,8 @@ class ConvKey(KeyBase):
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 64))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
-    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access), validator=member_of(Access))
+    access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access),
+                                 validator=[member_of(Access), _not_v4])
 
     @property
     def aligned(self) -> bool:
