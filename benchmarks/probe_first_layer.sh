@@ -7,7 +7,7 @@
 set -u
 out=${1:?OUTDIR}
 start=$(date +%s)
-mkdir -p "$out/profile"
+mkdir -p "$out"
 source benchmarks/device_setup.sh
 export SETUP_DONE=1
 set +e
@@ -22,7 +22,8 @@ for dtype in bf16 fp16; do
   python3 -c "import json,sys; r=json.loads(open('benchmarks/suites/conv.jsonl').readline()); r['dtype']='$dtype'; \
 [r.pop(k) for k in ('op','name')]; print(json.dumps(r))" > "/tmp/conv1_$dtype.json"
   for op in $ops; do
-    timeout 60 ckcore profile "$op" --problem "@/tmp/conv1_$dtype.json" > "$out/profile/${op#grouped_conv_}_conv1_$dtype.txt" 2>&1
+    # One file for all six profiles: the device tool returns a limited number of files.
+    { echo "== $op $dtype"; timeout 60 ckcore profile "$op" --problem "@/tmp/conv1_$dtype.json" 2>&1; } >> "$out/profile_conv1.txt"
   done
 done
 DEADLINE=$(( start + ${DEADLINE_S:-560} )) DEST="$out/datasets" LOGS="$out" bash benchmarks/collect_datasets.sh $ops
