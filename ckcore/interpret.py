@@ -25,23 +25,43 @@ _lock = threading.RLock()
 
 @contextlib.contextmanager
 def _device_calls_interpreted():
+    """Route @jit device-function calls through ``InterpretedFunction`` while an interpreted
+    kernel runs. Triton 3.6's ``InterpretedFunction.__call__`` patches the language modules of
+    the callee (``tl.core`` for the standard library's ``tl.sum``) and never restores them, so a
+    later compile in the same process met interpreter builtins (``'ir.value' object has no
+    attribute 'dtype'``); here every such patch is undone when its device call returns."""
+    from triton.runtime import interpreter
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
     cache: dict = {}
+    scopes: list = []
+    patch_lang = interpreter._patch_lang
+
+    def patch_and_keep(fn):
+        scope = patch_lang(fn)
+        scopes.append(scope)
+        return scope
 
     def call(self, *args, **kwargs):
         fn = cache.get(self.fn)
         if fn is None:
             fn = cache[self.fn] = InterpretedFunction(self.fn)
-        return fn(*args, **kwargs)
+        mark = len(scopes)
+        try:
+            return fn(*args, **kwargs)
+        finally:  # undo the callee's patches, newest first, back to the caller's state
+            while len(scopes) > mark:
+                scopes.pop().restore()
 
     with _lock:
         original = JITFunction.__call__
         JITFunction.__call__ = call
+        interpreter._patch_lang = patch_and_keep
         try:
             yield
         finally:
+            interpreter._patch_lang = patch_lang
             JITFunction.__call__ = original
 
 
