@@ -9,7 +9,6 @@ import math
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
-from ck_plugin_grouped_conv.keys import Access
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 
@@ -135,7 +134,8 @@ class DwBwdWeight(DwFamily):
         return {"x_ptr": ptr, "dy_ptr": ptr, "dw_ptr": ptr, "ws_ptr": "*fp32", "lock_ptr": "*i32"}
 
     def divisible_by_16(self, key):
-        return super().divisible_by_16(key) + (() if key.aligned or key.access is Access.V4 else ("ws_ptr", "lock_ptr"))
+        base = super().divisible_by_16(key)  # the workspaces are always 16-byte aligned
+        return base + tuple(p for p in ("ws_ptr", "lock_ptr") if p not in base)
 
     def _tensor_of(self, arg):
         return {"ws_ptr": "workspace_partials_f32", "lock_ptr": "workspace_counters_i32"}.get(arg, arg[: -len("_ptr")])

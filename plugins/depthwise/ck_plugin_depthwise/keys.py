@@ -7,17 +7,10 @@ from typing import ClassVar
 import attrs
 
 from ckcore import DType, KeyBase
-from ckcore.errors import InvalidKernelKey
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
-from ck_plugin_grouped_conv.keys import Access
+from ck_plugin_grouped_conv.keys import Access, access_in
 
 __all__ = ["DwKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey"]
-
-
-def _not_a16k(instance, attribute, value):
-    """The depthwise kernels have no output-channel-only aligned variant (C = K per group)."""
-    if value is Access.A16K:
-        raise InvalidKernelKey(type(instance).__name__, ["access='a16k': expected one of a16, v4, i32, generic"])
 
 
 @attrs.frozen(kw_only=True)
@@ -47,7 +40,7 @@ class DwKey(KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=1, validator=int_in(1, 8))
     access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access),
-                                 validator=[member_of(Access), _not_a16k])
+                                 validator=[member_of(Access), access_in(Access.A16, Access.V4, Access.I32, Access.GENERIC)])
     multiplier_one: bool = attrs.field(default=False, validator=boolean)
     unroll: int = attrs.field(default=1, validator=int_in(1, 32))
 

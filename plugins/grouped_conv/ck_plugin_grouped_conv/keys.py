@@ -11,7 +11,7 @@ from ckcore import DType, KeyBase
 from ckcore.errors import InvalidKernelKey
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-__all__ = ["Access", "ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
+__all__ = ["Access", "access_in", "ConvKey", "ConvFwdKey", "ConvBwdDataKey", "ConvBwdWeightKey"]
 
 
 class Access(str, enum.Enum):
@@ -30,10 +30,16 @@ class Access(str, enum.Enum):
     GENERIC = "generic"
 
 
-def _not_v4(instance, attribute, value):
-    """The implicit-GEMM kernels have no 4-element vector access mode (``v4`` is depthwise's)."""
-    if value is Access.V4:
-        raise InvalidKernelKey(type(instance).__name__, ["access='v4': expected one of a16, a16k, i32, generic"])
+def access_in(*allowed: Access):
+    """attrs validator: the access modes a key family implements (a member of :class:`Access`
+    outside ``allowed`` raises :class:`InvalidKernelKey` naming the value and the choices)."""
+    choices = ", ".join(a.value for a in allowed)
+
+    def check(instance, attribute, value):
+        if isinstance(value, Access) and value not in allowed:
+            raise InvalidKernelKey(type(instance).__name__, [f"{attribute.name}='{value.value}': expected one of {choices}"])
+
+    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +66,7 @@ class ConvKey(KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access),
-                                 validator=[member_of(Access), _not_v4])
+                                 validator=[member_of(Access), access_in(Access.A16, Access.A16K, Access.I32, Access.GENERIC)])
 
     @property
     def aligned(self) -> bool:
