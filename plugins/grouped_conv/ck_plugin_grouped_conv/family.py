@@ -20,8 +20,8 @@ from . import rules, sets
 from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
-__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_workspace_views",
-           "stride_phases", "tile_features"]
+__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_reason",
+           "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -87,11 +87,42 @@ def tile_features(programs: int, sm_count: int, k_steps: int, pad_waste: float, 
 
 
 def split_workspace_views(tensors: Mapping[str, Any]) -> tuple[Any, Any]:
-    """The split-K workspaces a backward-weight kernel takes (:meth:`ConvBwdWeight.workspaces`,
-    raw bytes from ckcore) viewed as its fp32 partial tiles and int32 arrival counters."""
+    """The split-K workspaces a kernel takes (:func:`split_workspaces`, raw bytes from ckcore)
+    viewed as its fp32 partial tiles and int32 arrival counters."""
     import torch
 
     return tensors["workspace_partials"].view(torch.float32), tensors["workspace_counters"].view(torch.int32)
+
+
+def split_workspaces(family, key, p: ConvProblem) -> dict[str, int]:
+    """Bytes of a split-K instance's workspaces: ``partials``, one fp32 tile per (output tile,
+    split); ``counters``, one int32 arrival count per output tile, left at zero by the kernel.
+    None without a split. The splits are the last grid dimension's factor ``split_k``."""
+    split = getattr(key, "split_k", 1)
+    if split == 1:
+        return {}
+    tiles = math.prod(family.grid(key, p)) // split
+    return {"partials": tiles * split * key.block_m * key.block_n * 4, "counters": 4 * tiles}
+
+
+# Forward and backward-data split their reduction only where it pays: grids too small to fill the
+# GPU, so the partials stay small. Bound on their workspace (bytes):
+MAX_SPLIT_WORKSPACE = 64 << 20
+
+
+def split_reason(family, key, p: ConvProblem, steps: int) -> str | None:
+    """Why a forward or backward-data ``split_k`` instance does not serve ``p``: fewer than two
+    reduction steps (``steps`` per output tile) per split, or partials above
+    :data:`MAX_SPLIT_WORKSPACE`; None without a split."""
+    split = getattr(key, "split_k", 1)
+    if split == 1:
+        return None
+    if steps < 2 * split:
+        return f"{steps} reduction steps per tile, fewer than 2 per split (split_k={split})"
+    need = split_workspaces(family, key, p)["partials"]
+    if need > MAX_SPLIT_WORKSPACE:
+        return f"split_k={split} partials need {need} B > {MAX_SPLIT_WORKSPACE} B (grid large enough unsplit)"
+    return None
 
 
 def unit_stride_reason(key, p: ConvProblem) -> str | None:
@@ -134,6 +165,8 @@ class ConvFamily(KernelFamily):
             reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
         if getattr(key, "flat", False) and key.groups_per_block != 1:
             reasons.append(f"flat={key.flat} needs groups_per_block 1 (got {key.groups_per_block})")
+        if self.direction == "fwd" and key.flat and key.split_k > 1:
+            reasons.append(f"split_k={key.split_k}: forward splits only the per-tap reduction (flat=False)")
         return reasons
 
     # ---- problem support -------------------------------------------------------------------
@@ -206,8 +239,12 @@ class ConvFamily(KernelFamily):
 
     # ---- compilation -----------------------------------------------------------------------
     def _pointer_args(self, key: ConvKey) -> dict[str, str]:
+        """The three tensors, then with a split the fp32 partials and int32 counters."""
         ptr = f"*{key.dtype.triton}"
-        return {f"{t}_ptr": ptr for t in self.tensors}
+        args = {f"{t}_ptr": ptr for t in self.tensors}
+        if getattr(key, "split_k", 1) > 1:
+            args.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        return args
 
     def signature(self, key: ConvKey) -> dict[str, str]:
         """Pointers, then sizes, M or P and strides: 64-bit integers in generic instances (a
@@ -226,23 +263,21 @@ class ConvFamily(KernelFamily):
         return {"UPCAST": False}
 
     def divisible_by_16(self, key: ConvKey) -> tuple[str, ...]:
+        """Hinted arguments by access mode; split workspaces (ckcore's 64 KiB-aligned buffers)
+        always."""
+        ws = ("ws_ptr", "lock_ptr") if getattr(key, "split_k", 1) > 1 else ()
         if key.access is Access.A16K:
-            return tuple(f"{t}_ptr" for t in self.tensors if t in ("y", "dy")) + self._hinted_ints(key)
+            return tuple(f"{t}_ptr" for t in self.tensors if t in ("y", "dy")) + self._hinted_ints(key) + ws
         if key.access is Access.V4:  # the integers are hinted in the kernel (multiples of 4)
             return tuple(self._pointer_args(key))
         if not key.aligned:
-            return ()
+            return ws
         return tuple(self._pointer_args(key)) + self._hinted_ints(key)
 
     def compile_options(self, key: ConvKey) -> dict[str, Any]:
         return {"num_warps": key.num_warps, "num_stages": key.num_stages}
 
     # ---- launch ----------------------------------------------------------------------------
-    def launch_args(self, key: ConvKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
-        names, ints = self._arg_recipe(key, p)
-        return tuple(tensors[n] for n in names) + ints + (upcast,)
-
     @functools.lru_cache(maxsize=4096)
     def _arg_recipe(self, key: ConvKey, p: ConvProblem) -> tuple[tuple[str, ...], tuple[int, ...]]:
         """(tensor names of the pointer arguments, the integer arguments), in signature order
@@ -255,7 +290,19 @@ class ConvFamily(KernelFamily):
         return names, tuple(args[n] for n in sig[len(names):])
 
     def _tensor_of(self, arg: str) -> str:
-        return arg[: -len("_ptr")]
+        return {"ws_ptr": "workspace_partials_f32", "lock_ptr": "workspace_counters_i32"}.get(arg, arg[: -len("_ptr")])
+
+    def launch_args(self, key: ConvKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        if getattr(key, "split_k", 1) > 1:
+            partials, counters = split_workspace_views(tensors)
+            tensors = {**tensors, "workspace_partials_f32": partials, "workspace_counters_i32": counters}
+        upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
+        names, ints = self._arg_recipe(key, p)
+        return tuple(tensors[n] for n in names) + ints + (upcast,)
+
+    def workspaces(self, key: ConvKey, p: ConvProblem) -> dict[str, int]:
+        """Split instances' partial tiles and counters (:func:`split_workspaces`)."""
+        return split_workspaces(self, key, p)
 
     def _groups_grid(self, key: ConvKey, p: ConvProblem) -> int:
         return math.ceil(p.G / key.groups_per_block)
@@ -284,7 +331,7 @@ class ConvFamily(KernelFamily):
         programs = grid[0] * grid[1] * grid[2]
         if self.direction == "bwd_data":
             red /= stride_phases(p)[0]  # a phase's programs reduce over its taps only
-        k_steps = math.ceil(red / split / key.block_k)  # split is 1 but for backward-weight
+        k_steps = math.ceil(red / split / key.block_k)  # a split's share
         covered = rows * cols * math.ceil(p.G / gpb) * split
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
         return tile_features(programs, arch.sm_count, k_steps,
@@ -305,7 +352,16 @@ class ConvFwd(ConvFamily):
 
     def grid(self, key, p):
         rows, cols, _ = gemm_shape("fwd", p, key.groups_per_block)
-        return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
+        return (math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p) * key.split_k)
+
+    def supports(self, key, p):
+        """The shared rules, and for a split: at least two reduction steps (taps × blocks of
+        ``block_k`` channels) per split and bounded partials (:func:`split_reason`)."""
+        reason = super().supports(key, p)
+        if reason is None and key.split_k > 1:
+            steps = p.taps * math.ceil(key.groups_per_block * p.Cg / key.block_k)
+            reason = split_reason(self, key, p, steps)
+        return reason
 
 
 class ConvBwdData(ConvFamily):
@@ -321,14 +377,22 @@ class ConvBwdData(ConvFamily):
         return key.block_k, key.block_n
 
     def supports(self, key, p):
-        return unit_stride_reason(key, p) or super().supports(key, p)
+        """The shared rules, stride 1 for ``unit_stride`` keys, and for a split: at least two
+        reduction steps (a phase's taps on average × blocks of ``block_k`` channels) per split
+        and bounded partials (:func:`split_reason`)."""
+        reason = unit_stride_reason(key, p) or super().supports(key, p)
+        if reason is None and key.split_k > 1:
+            steps = math.ceil(p.taps / stride_phases(p)[0]) * math.ceil(key.groups_per_block * p.Kg / key.block_k)
+            reason = split_reason(self, key, p, steps)
+        return reason
 
     def grid(self, key, p):
-        """(stride phases × row blocks per phase, column blocks, group blocks); one phase at unit
-        stride (:func:`stride_phases`)."""
+        """(stride phases × row blocks per phase, column blocks, group blocks × splits); one
+        phase at unit stride (:func:`stride_phases`)."""
         _, cols, _ = gemm_shape("bwd_data", p, key.groups_per_block)
         phases, rows = stride_phases(p)
-        return (phases * math.ceil(rows / key.block_m), math.ceil(cols / key.block_n), self._groups_grid(key, p))
+        return (phases * math.ceil(rows / key.block_m), math.ceil(cols / key.block_n),
+                self._groups_grid(key, p) * key.split_k)
 
 
 # The longest backward-weight reduction (N·output pixels) one unsplit fp32 tensor-core accumulator
@@ -352,24 +416,6 @@ class ConvBwdWeight(ConvFamily):
     def _fit(self, key):
         return key.block_m, key.block_n
 
-    def _pointer_args(self, key):
-        args = super()._pointer_args(key)
-        if key.split_k > 1:
-            args.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
-        return args
-
-    def divisible_by_16(self, key):
-        return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.split_k > 1 and not key.aligned else ())
-
-    def _tensor_of(self, arg):
-        return {"ws_ptr": "workspace_partials_f32", "lock_ptr": "workspace_counters_i32"}.get(arg, arg[: -len("_ptr")])
-
-    def launch_args(self, key, p, tensors, *, interpret):
-        if key.split_k > 1:
-            partials, counters = split_workspace_views(tensors)
-            tensors = {**tensors, "workspace_partials_f32": partials, "workspace_counters_i32": counters}
-        return super().launch_args(key, p, tensors, interpret=interpret)
-
     def grid(self, key, p):
         cs = key.groups_per_block * p.Cg
         ks = key.groups_per_block * p.Kg
@@ -384,14 +430,6 @@ class ConvBwdWeight(ConvFamily):
             return (f"N·output pixels = {p.N * p.out_pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator "
                     "(split_k > 1 instances divide it)")
         return reason
-
-    def workspaces(self, key, p):
-        """``partials``: one fp32 tile per (dw tile, split); ``counters``: one int32 arrival
-        count per dw tile, left at zero by the kernel."""
-        if key.split_k == 1:
-            return {}
-        tiles = math.prod(self.grid(key, p)) // key.split_k
-        return {"partials": tiles * key.split_k * key.block_m * key.block_n * 4, "counters": 4 * tiles}
 
 
 FAMILIES = (ConvFwd, ConvBwdData, ConvBwdWeight)

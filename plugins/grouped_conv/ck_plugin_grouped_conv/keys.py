@@ -86,25 +86,31 @@ class ConvKey(KeyBase):
 @attrs.frozen(kw_only=True)
 class ConvFwdKey(ConvKey):
     """A forward key plus ``flat``: the reduction runs over taps × channels as one index, for
-    few channels per group (a first layer's C = 3); one group per program (``_flat``)."""
+    few channels per group (a first layer's C = 3); one group per program (``_flat``), and
+    ``split_k``: programs sharing one output tile's reduction over taps × channel blocks (fp32
+    partials summed in fixed order: deterministic), for grids too small to fill the GPU
+    (``_k<split>`` in the name when above 1)."""
 
     direction: ClassVar[str] = "fwd"
     flat: bool = attrs.field(default=False, validator=boolean)
+    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
 
     def _suffix(self) -> str:
-        return "_flat" if self.flat else ""
+        return ("_flat" if self.flat else "") + (f"_k{self.split_k}" if self.split_k > 1 else "")
 
 
 @attrs.frozen(kw_only=True)
 class ConvBwdDataKey(ConvKey):
     """A backward-data key plus ``unit_stride``: the kernel assumes stride 1 in every dimension
-    and skips the per-tap divisibility test (``_u1`` in the name)."""
+    and skips the per-tap divisibility test (``_u1`` in the name), and ``split_k``, as for
+    :class:`ConvFwdKey` (a stride phase's taps × channel blocks; ``_k<split>``)."""
 
     direction: ClassVar[str] = "bwd_data"
     unit_stride: bool = attrs.field(default=False, validator=boolean)
+    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
 
     def _suffix(self) -> str:
-        return "_u1" if self.unit_stride else ""
+        return ("_u1" if self.unit_stride else "") + (f"_k{self.split_k}" if self.split_k > 1 else "")
 
 
 @attrs.frozen(kw_only=True)

@@ -8,7 +8,7 @@ estimate = max(compute, memory) + loop overhead + launch, where
 - memory: the larger of the minimum traffic at HBM bandwidth (falling off when few SMs are
   busy) and every tile's operand traffic at the SM's share of L2 bandwidth (a multiple of
   HBM bandwidth, fitted below);
-- split-K partials (backward-weight) written and read once in fp32.
+- split-K partials written and read once in fp32.
 The figures only need to order candidates sensibly; ``ckcore profile`` measures them.
 """
 
@@ -54,6 +54,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         cols_tiles = math.ceil(cols / key.block_n)
         per_tap = red // p.taps
         red_pad = math.ceil(red / key.block_k) * key.block_k if flat else p.taps * math.ceil(per_tap / key.block_k) * key.block_k
+        red_pad = math.ceil(red_pad / key.block_k / split) * key.block_k  # a split's share
     row_tiles = math.ceil(rows / key.block_m)
     if family.direction == "bwd_data":  # stride phases: S times the row blocks, taps / S each
         phases, phase_rows = stride_phases(p)

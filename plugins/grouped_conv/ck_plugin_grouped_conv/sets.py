@@ -1,6 +1,6 @@
 """Named kernel sets of the implicit-GEMM conv families: ``default`` (a few tiles per dtype and
 layout for dense, grouped and small problems, group-merging tiles for few channels per group,
-split-K for backward-weight, and the generic fallback) and ``full`` (a wider sweep)."""
+split-K for backward-weight and for small forward and backward-data grids, and the generic fallback) and ``full`` (a wider sweep)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32
 # Generic instances (64-bit offsets, no divisibility assumptions), (..., groups_per_block).
 _GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16), (128, 16, 64, 4, 3, 1)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1, 1), (64, 64, 32, 4, 2, 8, 1), (32, 32, 64, 4, 2, 8, 8), (32, 32, 64, 4, 2, 8, 32)]
+# Forward and backward-data split-K twins (aligned, one group per program), for grids that fill
+# few SMs (deep ResNet layers, batch 1): (block_m, block_n, block_k, num_warps, num_stages, split_k).
+_SPLIT = [(128, 128, 64, 8, 3, s) for s in (2, 4)] + [(64, 64, 64, 4, 3, s) for s in (2, 4)]
 # Flat reduction / columns over taps × channels (few channels, e.g. a first layer's C = 3).
 _FLAT = [(128, 64, 32, 4, 3), (128, 64, 64, 4, 3)]
 _FLAT_WGRAD = [(64, 64, 32, 4, 3, 4), (64, 64, 64, 4, 3, 16), (64, 64, 64, 4, 3, 64)]
@@ -62,7 +65,9 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
         elif flat:
             variants = [{"flat": True}]
         elif family.direction == "bwd_data" and aligned:  # a stride-1 twin of every aligned tile
-            variants = [{"unit_stride": False}, {"unit_stride": True}]
+            variants = [{"unit_stride": False, "split_k": split}, {"unit_stride": True, "split_k": split}]
+        elif split > 1:
+            variants = [{"split_k": split}]
         for extra in variants:
             out.append(cls(dtype=dtype, channels_last=channels_last, block_m=bm, block_n=bn, block_k=bk,
                            groups_per_block=gpb, num_warps=w, num_stages=s, access=access, **extra))
@@ -86,6 +91,8 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
         if family.direction == "fwd":
             for cfg in map(fix, _FLAT):
                 add(*cfg, aligned=False, flat=True)
+        for bm, bn, bk, w, s, split in map(fix, _SPLIT):
+            add(bm, bn, bk, w, s, split=split)
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
             if wgrad:
@@ -122,6 +129,10 @@ def full_set(family, arch: ArchSpec) -> list:
 _TMA = [(1, 128, 128, 64, 8, 3), (1, 128, 64, 64, 4, 4), (4, 32, 128, 64, 8, 3), (8, 8, 128, 64, 4, 4),
         (16, 8, 64, 64, 4, 4), (1, 64, 64, 64, 4, 4), (8, 16, 64, 64, 4, 4), (4, 16, 128, 64, 4, 4)]
 _TMA_PATCHES = [(1, 64), (1, 128), (2, 64), (4, 32), (4, 16), (8, 16), (8, 8), (16, 8)]
+# Split-K twins (2 and 4 ways) of the configs that served the small-grid rows (7x7 and 14x14
+# ResNet layers, batch 1, folded 1x1 filters), forward and backward-data.
+_TMA_SPLIT = [(8, 8, 128, 64, 4, 4), (4, 16, 128, 64, 4, 4), (1, 64, 64, 64, 4, 4), (1, 128, 128, 64, 8, 3),
+              (4, 32, 128, 64, 8, 3)]
 
 
 # Backward-weight: (block_h, block_w, block_m, block_n, num_warps, num_stages, split_k). The 12
@@ -136,8 +147,9 @@ _TMA_WGRAD = [(4, 32, 64, 64, 4, 3, 4), (1, 128, 64, 64, 4, 3, 16), (8, 16, 64, 
 
 
 def tma_set(family, arch: ArchSpec, full: bool) -> list:
-    """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`
-    per dtype (fp32 with a 32-wide reduction step: 128 bytes), and with ``full`` every patch ×
+    """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`, and
+    :data:`_TMA_SPLIT` split 2 and 4 ways, per dtype (fp32 with a 32-wide reduction step: 128
+    bytes), and with ``full`` every patch ×
     (64, 128, 256) channels × 4 or 8 warps × 3 or 4 stages. Backward-weight: :data:`_TMA_WGRAD`
     (``full`` adds splits 1 and 256)."""
     keys = []
@@ -154,11 +166,11 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
                 add(dtype=dtype, block_h=bh, block_w=bw, block_m=bm, block_n=bn, split_k=split, num_warps=w,
                     num_stages=st)
             continue
-        cfgs = list(_TMA)
+        cfgs = [(*c, 1) for c in _TMA] + [(*c, split) for c in _TMA_SPLIT for split in (2, 4)]
         if full:
-            cfgs += [(bh, bw, bn, 64, w, s) for (bh, bw), bn, w, s in
+            cfgs += [(bh, bw, bn, 64, w, s, 1) for (bh, bw), bn, w, s in
                      itertools.product(_TMA_PATCHES, (64, 128, 256), (4, 8), (3, 4))]
-        for bh, bw, bn, bk, w, s in cfgs:
+        for bh, bw, bn, bk, w, s, split in cfgs:
             add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize, num_warps=w,
-                num_stages=s)
+                num_stages=s, split_k=split)
     return keys

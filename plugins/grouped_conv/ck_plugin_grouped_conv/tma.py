@@ -33,7 +33,8 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, ConvBwdWeight, split_workspace_views, tile_features
+from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, split_reason, split_workspace_views, split_workspaces,
+                     tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -60,6 +61,9 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     :ivar block_n: output channels of the group per program (the implicit GEMM's columns).
     :ivar block_k: reduction channels per step (at most 128 bytes: one swizzled TMA row).
     :ivar num_warps, num_stages: Triton launch and pipelining options.
+    :ivar split_k: programs sharing one output tile's reduction (taps × channel blocks), fp32
+        partials summed in fixed order (deterministic); for grids too small to fill the GPU
+        (``_k<split>`` in the name when above 1).
     """
 
     direction: ClassVar[str] = ""
@@ -70,6 +74,7 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     block_k: int = attrs.field(validator=power_of_two_in(8, 128))
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
+    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
 
     unit_stride: ClassVar[bool] = True  # backward-data's stride-1 flag, read by the rules
 
@@ -81,7 +86,7 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     @property
     def name(self) -> str:
         return (f"conv_tma_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
-                f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}")
+                f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}" + (f"_k{self.split_k}" if self.split_k > 1 else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -196,17 +201,31 @@ class ConvTmaFamily(KernelFamily):
         grid = self.grid(key, p)
         if max(grid[1:]) > GRID_YZ_MAX:
             return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        return None
+        return self._split_reason(key, p)
 
-    def signature(self, key: ConvTmaKey) -> dict[str, str]:
+    def _split_reason(self, key, p: ConvProblem) -> str | None:
+        return split_reason(self, key, p, self._steps(key, p))
+
+    def _steps(self, key, p: ConvProblem) -> int:
+        """Reduction steps of one output tile: taps × blocks of ``block_k`` reduction channels."""
+        return p.taps * math.ceil(geometry(self.direction, p)["RED"] / key.block_k)
+
+    def signature(self, key) -> dict[str, str]:
+        """The three tensors (and with a split the fp32 partials and int32 counters), then the
+        integer arguments of :func:`geometry` and UPCAST."""
         ptr = f"*{key.dtype.triton}"
-        return {"src_ptr": ptr, "w_ptr": ptr, "dst_ptr": ptr, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
+        sig = dict.fromkeys(self._ptr_names, ptr)
+        if key.split_k > 1:
+            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        return {**sig, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
+
+    _ptr_names = ("src_ptr", "w_ptr", "dst_ptr")
 
     def constexprs(self, key: ConvTmaKey) -> dict[str, Any]:
         return {"UPCAST": False}
 
-    def divisible_by_16(self, key: ConvTmaKey) -> tuple[str, ...]:
-        return ("src_ptr", "w_ptr", "dst_ptr")
+    def divisible_by_16(self, key) -> tuple[str, ...]:
+        return self._ptr_names
 
     def compile_options(self, key: ConvTmaKey) -> dict[str, Any]:
         return {"num_warps": key.num_warps, "num_stages": key.num_stages}
@@ -214,11 +233,18 @@ class ConvTmaFamily(KernelFamily):
     def grid(self, key: ConvTmaKey, p: ConvProblem) -> tuple[int, int, int]:
         g = geometry(self.direction, p)
         pixels = g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
-        return pixels, math.ceil(g["COLS"] / key.block_n), p.G
+        return pixels, math.ceil(g["COLS"] / key.block_n), p.G * key.split_k
 
-    def launch_args(self, key: ConvTmaKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+    def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
+        """Split instances' partial tiles and counters (:func:`.family.split_workspaces`)."""
+        return split_workspaces(self, key, p)
+
+    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         upcast = interpret and key.dtype is DType.BF16  # the interpreter dots bf16 as integers
-        return tuple(tensors[t] for t in self.tensors) + _int_args(self.direction, p) + (upcast,)
+        ptrs = tuple(tensors[t] for t in self.tensors)
+        if key.split_k > 1:
+            ptrs += split_workspace_views(tensors)
+        return ptrs + _int_args(self.direction, p) + (upcast,)
 
     def kernel_sets(self):
         from . import sets
@@ -230,18 +256,20 @@ class ConvTmaFamily(KernelFamily):
         """The implicit-GEMM cost model of :mod:`.rules` (tiles of ``block_h · block_w`` rows)."""
         return rules.estimate_ms(self, key, p, arch, device)
 
-    def features(self, key: ConvTmaKey) -> dict[str, float]:
-        """Tile sizes (the pixel patch too), warps, stages and ``tma``."""
+    def features(self, key) -> dict[str, float]:
+        """Tile sizes (the pixel patch too), warps, stages, split and ``tma``."""
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
-                "block_w": key.block_w, "num_warps": key.num_warps, "num_stages": key.num_stages, "tma": 1.0}
+                "block_w": key.block_w, "num_warps": key.num_warps, "num_stages": key.num_stages,
+                "split_k": float(key.split_k), "tma": 1.0}
 
-    def pair_features(self, key: ConvTmaKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+    def pair_features(self, key, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the pixel patches and channel tiles (tile
-        area over output pixels × channels); K steps per program; log of the multiply-adds issued."""
+        area over output pixels × channels); K steps per program (a split's share); log of the
+        multiply-adds issued."""
         g = geometry(self.direction, p)
         grid = self.grid(key, p)
         programs = grid[0] * grid[1] * grid[2]
-        k_steps = p.taps * math.ceil(g["RED"] / key.block_k)
+        k_steps = math.ceil(self._steps(key, p) / key.split_k)
         covered = g["ND_dst"] * g["H_dst"] * g["W_dst"] * g["COLS"] * p.G
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
         return tile_features(programs, arch.sm_count, k_steps,
@@ -323,11 +351,12 @@ class ConvTmaBwdWeight(ConvTmaFamily):
                 reasons.append(f"{field} {getattr(key, field)} x {key.dtype.itemsize} B > 256 B per TMA row")
         return reasons
 
-    def supports(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:
-        reason = super().supports(key, p)
-        if reason:
-            return reason
-        tiles = self._patches(key, p)
+    _ptr_names = ("x_ptr", "dy_ptr", "dw_ptr")
+
+    def _split_reason(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:
+        """At most one split per pixel patch; without a split, at most
+        :data:`.family.MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator."""
+        tiles = self._steps(key, p)
         if key.split_k > tiles:
             return f"{tiles} pixel patches of {key.block_h}x{key.block_w}, fewer than split_k={key.split_k}"
         if key.split_k == 1 and p.N * p.out_pixels > MAX_UNSPLIT_REDUCTION:
@@ -335,35 +364,13 @@ class ConvTmaBwdWeight(ConvTmaFamily):
                     "(split_k > 1 instances divide it)")
         return None
 
-    @staticmethod
-    def _patches(key, p: ConvProblem) -> int:
+    def _steps(self, key, p: ConvProblem) -> int:
+        """Reduction steps of one dw tile: the pixel patches of the output."""
         g = geometry("bwd_weight", p)
         return g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
 
-    def signature(self, key: ConvTmaBwdWeightKey) -> dict[str, str]:
-        ptr = f"*{key.dtype.triton}"
-        sig = {"x_ptr": ptr, "dy_ptr": ptr, "dw_ptr": ptr}
-        if key.split_k > 1:
-            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
-        return {**sig, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
-
-    def divisible_by_16(self, key: ConvTmaBwdWeightKey) -> tuple[str, ...]:
-        return ("x_ptr", "dy_ptr", "dw_ptr")
-
     def grid(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
         return (math.ceil(p.Kg / key.block_m), p.taps * math.ceil(p.Cg / key.block_n), p.G * key.split_k)
-
-    workspaces = ConvBwdWeight.workspaces
-
-    def launch_args(self, key: ConvTmaBwdWeightKey, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        upcast = interpret and key.dtype is DType.BF16
-        ptrs = tuple(tensors[t] for t in self.tensors)
-        if key.split_k > 1:
-            ptrs += split_workspace_views(tensors)
-        return ptrs + _int_args(self.direction, p) + (upcast,)
-
-    def features(self, key: ConvTmaBwdWeightKey) -> dict[str, float]:
-        return {**super().features(key), "split_k": float(key.split_k)}
 
     def pair_features(self, key: ConvTmaBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the dw tiles and of the pixel patches; patch
@@ -371,8 +378,7 @@ class ConvTmaBwdWeight(ConvTmaFamily):
         g = geometry(self.direction, p)
         grid = self.grid(key, p)
         programs = grid[0] * grid[1] * grid[2]
-        patches = self._patches(key, p)
-        k_steps = math.ceil(patches / key.split_k)
+        k_steps = math.ceil(self._steps(key, p) / key.split_k)
         covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
         issued = programs * key.block_m * key.block_n * k_steps * key.block_k
         return tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued)

@@ -30,7 +30,8 @@ def test_selected_instance_special_cases(reg, op, name, dtype, cl):
 def problem_for(reg, inst):
     """A small problem ``inst`` supports: block-sized channel counts, a partial last block of
     groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
-    output pixels for every split of a backward-weight instance."""
+    output pixels for every split of a backward-weight instance (a forward or backward-data
+    split divides the 3×3 filter's taps, at stride 1)."""
     k = inst.key
     gpb, a16, a16k = k.groups_per_block, k.access.value == "a16", k.access.value == "a16k"
     rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
@@ -47,12 +48,13 @@ def problem_for(reg, inst):
     split = getattr(k, "split_k", 1)
     # Aligned channels-first instances need 16-divisible spatial strides (of y at least).
     cf16 = (a16 or a16k) and not k.channels_last
-    if split > 1:  # at least split blocks of output pixels
+    if split > 1 and k.direction == "bwd_weight":  # at least split blocks of output pixels
         side = int((split * k.block_k) ** 0.5) + 1
         side = -(-side // 16) * 16 if cf16 else side
         fields = case(2, 1, G, G * Cg, G * Kg, (side, side), 1)
     else:
-        fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=1 if unit else 2, pad=1)
+        stride = 1 if unit or split > 1 else 2  # a split needs 2 steps of the 3x3 taps per split
+        fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=stride, pad=1)
     return reg.problem(inst.op, **fields, dtype=k.dtype.value, layout=layout(2, k.channels_last))
 
 
@@ -110,6 +112,19 @@ def test_backward_data_stride_phases(reg, name, access):
                 and i.key.channels_last and i.key.groups_per_block == 1 and reg.family(i).supports(i.key, p) is None)
     assert not inst.key.unit_stride
     assert_matches_reference(reg, p.op, p, instance=inst.name, interpret=True, seed=7)
+
+
+@pytest.mark.parametrize("split", [2, 4])
+@pytest.mark.parametrize("fields", [case(2, 1, 1, 16, 32, (11, 10), 5, stride=(2, 1), pad=2),
+                                    case(3, 1, 1, 16, 16, (5, 6, 7), 3, stride=(2, 1, 1), pad=1)], ids=["5x5_s2x1", "3d_s2x1x1"])
+def test_backward_data_split_over_stride_phases(reg, fields, split):
+    """A split shares each stride phase's taps (phases of different tap counts: uneven shares)."""
+    p = reg.problem("grouped_conv_bwd_data", **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    inst = next(i for i in sorted(reg.of_op(p.op), key=lambda i: i.name)
+                if i.family == "conv_bwd_data" and i.key.split_k == split and not i.key.unit_stride
+                and i.key.dtype.value == "bf16" and i.key.channels_last)
+    assert reg.family(inst).supports(inst.key, p) is None, reg.family(inst).supports(inst.key, p)
+    assert_matches_reference(reg, p.op, p, instance=inst.name, interpret=True, seed=split)
 
 
 @pytest.mark.parametrize("op", OPS)

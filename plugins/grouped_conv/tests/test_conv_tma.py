@@ -3,6 +3,8 @@ NumPy float64 reference: 1D/2D/3D, every dtype, groups whose channels are not a 
 tile, padding (zero-filled by TMA, negative coordinates included), dilation, depth taps outside
 the input, the folded 1×1 path, and the problems they must refuse."""
 
+import math
+
 import pytest
 
 from ckcore.testing import assert_matches_reference
@@ -34,12 +36,48 @@ def _tma_instances(reg, op, dtype):
 def test_tma_instances_match_reference(reg, op, name, dtype):
     fields = CASES[name]
     p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
-    insts = _tma_instances(reg, op, dtype)
+    insts = [i for i in _tma_instances(reg, op, dtype) if i.key.split_k == 1]
     assert len(insts) == 8
     # A row-strip patch, a square patch and a tall patch: three different tilings of the pixels.
     for n, inst in enumerate(i for i in insts if i.key.block_h in (1, 8, 16) and i.key.block_w in (128, 8)):
         assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+# Split-K forward and backward-data: cases with at least 8 reduction steps (taps × channel blocks).
+SPLIT_CASES = ("dense_3x3", "groups_partial_tiles", "conv3d_depth_taps_outside")
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", SPLIT_CASES)
+@pytest.mark.parametrize("op", TMA_OPS)
+def test_tma_split_k_matches_reference(reg, op, name, dtype):
+    """Splits 2 and 4 of a square and a row-strip patch: uneven shares of the taps × channel
+    blocks, the last program to arrive summing the partials."""
+    fields = CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    insts = [i for i in _tma_instances(reg, op, dtype) if i.key.split_k > 1 and i.key.block_w in (8, 64)]
+    assert {i.key.split_k for i in insts} == {2, 4} and len(insts) == 4
+    for n, inst in enumerate(insts):
+        assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=20 + n)
+
+
+@pytest.mark.parametrize("op", TMA_OPS)
+def test_tma_split_k_refusals(reg, op):
+    """A split needs two reduction steps per split, and its partials are bounded: a large grid is
+    left to the unsplit instances."""
+    from ck_plugin_grouped_conv.family import MAX_SPLIT_WORKSPACE
+
+    inst = next(i for i in _tma_instances(reg, op, "bf16") if i.key.split_k == 4 and i.key.block_w == 8)
+    fam = reg.family(inst)
+    few = reg.problem(op, **case(2, 2, 1, 16, 16, (9, 7), (1, 3), pad=(0, 1)), dtype="bf16", layout="nhwgc")
+    assert "3 reduction steps per tile, fewer than 2 per split (split_k=4)" in fam.supports(inst.key, few)
+    big = reg.problem(op, **case(2, 64, 1, 64, 64, (56, 56), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert f"> {MAX_SPLIT_WORKSPACE} B" in fam.supports(inst.key, big)
+    ok = reg.problem(op, **CASES["dense_3x3"], dtype="bf16", layout="nhwgc")
+    tiles = math.prod(fam.grid(inst.key, ok)) // 4  # the grid's last dimension carries the splits
+    assert fam.workspaces(inst.key, ok) == {"partials": tiles * 4 * 64 * 128 * 4, "counters": 4 * tiles}
 
 
 # Backward-weight splits the pixel patches over programs, so its cases have enough patches.
