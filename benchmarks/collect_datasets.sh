@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tune datasets on the GPU (device machine, repository root), resumable across device calls:
 # existing benchmarks/datasets/<op>_h200.jsonl.gz are copied to DEST and appended to there; each op
-# measures 300 generated problems (seed 0) plus its public suite, for at most MAX seconds, on every
+# measures GENERATE (300) generated problems (seed SEED, 0) plus its public suite, for at most MAX seconds, on every
 # visible GPU (one worker each). Rerun (after committing DEST's files back into
 # benchmarks/datasets/) until every summary says "remaining": 0.
 # Progress logs go to LOGS (default DEST); lock files are removed at the end. DEVICES overrides
@@ -23,7 +23,7 @@ for op in $ops; do
   max=${MAX:-100}
   [ -n "${DEADLINE:-}" ] && max=$(( DEADLINE - $(date +%s) ))
   [ "$max" -le 0 ] && break
-  ckcore tune $op --generate 300 --seed 0 --suite $suite --out "$out" --devices "$devices" \
+  ckcore tune $op --generate "${GENERATE:-300}" --seed "${SEED:-0}" --suite $suite --out "$out" --devices "$devices" \
     --max-seconds $max 2>"${LOGS:-$dest}/${op}_tune.log" | tail -1
 done
 rm -f "$dest"/*.lock
