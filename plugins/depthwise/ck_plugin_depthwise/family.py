@@ -80,7 +80,8 @@ class DwFamily(ConvFamily):
         chans = p.C if self.direction == "bwd_data" else p.K
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
-        blocks = grid[0] if self.direction == "bwd_data" else math.ceil(pixels / split / key.block_p) * split
+        spatial = self.direction == "bwd_data" or getattr(key, "block_h", 0)
+        blocks = grid[0] if spatial else math.ceil(pixels / split / key.block_p) * split
         return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
                 "pixel_waste": blocks * key.block_p / pixels - 1.0,
                 "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
@@ -88,7 +89,8 @@ class DwFamily(ConvFamily):
 
 
 class DwFwd(DwFamily):
-    """Forward: output pixels × output channels per program."""
+    """Forward: output pixels × output channels per program; with ``block_h`` the pixels are a
+    ``block_h`` × ``block_p / block_h`` patch of one output plane."""
 
     name = "dw_fwd"
     op = "grouped_conv_fwd"
@@ -96,8 +98,27 @@ class DwFwd(DwFamily):
     key_cls = DwFwdKey
     tensors = ("x", "w", "y")
 
+    def check(self, key: DwFwdKey, arch: ArchSpec) -> list[str]:
+        """Plus: a spatial tile (``block_h``) is channels-last, its rows a power of two that
+        divides ``block_p``."""
+        reasons = super().check(key, arch)
+        if key.block_h:
+            if not key.channels_last:
+                reasons.append(f"block_h={key.block_h}: spatial tiles are channels-last")
+            if key.block_h & (key.block_h - 1) or key.block_p % key.block_h:
+                reasons.append(f"block_h={key.block_h} must be a power of two dividing block_p={key.block_p}")
+        return reasons
+
     def grid(self, key, p):
+        if key.block_h:
+            d3 = p.as_3d()["out"]
+            tiles = math.ceil(d3[1] / key.block_h) * math.ceil(d3[2] / (key.block_p // key.block_h))
+            return (p.N * d3[0] * tiles, math.ceil(p.K / key.block_c), 1)
         return (math.ceil(p.N * p.out_pixels / key.block_p), math.ceil(p.K / key.block_c), 1)
+
+    def features(self, key):
+        """Plus the spatial tile's rows (0: consecutive pixels)."""
+        return {**super().features(key), "block_h": float(key.block_h)}
 
 
 class DwBwdData(DwFamily):

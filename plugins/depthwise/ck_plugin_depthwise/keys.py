@@ -63,7 +63,17 @@ class DwKey(KeyBase):
 
 @attrs.frozen(kw_only=True)
 class DwFwdKey(DwKey):
+    """Plus ``block_h``: 0 takes ``block_p`` consecutive pixels of N·output pixels; above 0 a
+    spatial tile of ``block_h`` output rows × ``block_p / block_h`` columns of one output plane
+    (``_h{block_h}``, channels-last), whose taps run as nested loops over the filter's depth,
+    rows and columns, so bounds and offsets are computed once per filter row and checked once per
+    column tap (about 4.3 instead of 8 SASS instructions per fp32 FMA in the tap loop)."""
+
     direction: ClassVar[str] = "fwd"
+    block_h: int = attrs.field(default=0, validator=int_in(0, 1024))
+
+    def _suffix(self) -> str:
+        return f"_h{self.block_h}" if self.block_h else ""
 
 
 @attrs.frozen(kw_only=True)

@@ -51,7 +51,15 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     ms *= 1.0 if key.multiplier_one else 2.0
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
+    if getattr(key, "block_h", 0):
+        ms *= SPATIAL_TILE_FACTOR
     return ms * _access_factor(key)
+
+
+# Forward spatial tiles (``block_h``) over consecutive-pixel tiles: the best of 15 probed spatial
+# tiles ran 1.40x faster than ckcore's pick on the suite's channels-last depthwise forward rows
+# (geomean, H100, benchmarks/results/dw_tile_probe_h100.jsonl).
+SPATIAL_TILE_FACTOR = 1 / 1.4
 
 
 def _access_factor(key) -> float:

@@ -1,7 +1,8 @@
 """Named kernel sets of the depthwise families: ``default`` (a few pixel × channel tiles per
 dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in pixels, and
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
-taps per loop step, backward-weight with 3 or 7 taps per pass) and ``full`` (a sweep)."""
+taps per loop step and spatial tiles, backward-weight with 3 or 7 taps per pass) and ``full`` (a
+sweep)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ _BW_WIDE_SPLIT = 256
 # instance (geomean; minimum 0.97), one tap 0.90 (minimum 0.72), 9 taps 0.81 (minimum 0.31).
 # Backward-data gained nothing from it (one tap: 0.997; 3 taps: 0.87).
 _FWD_UNROLL = 3
+# Forward spatial tiles, channels-last: (block_h, block_w, block_c, num_warps, unroll). On the
+# suite's 20 channels-last depthwise forward rows (H100, benchmarks/dw_tile_probe.py,
+# benchmarks/results/dw_tile_probe_h100.jsonl) these five of the 15 probed reach 0.992 of the best
+# probed (geomean; minimum 0.90), and the best probed ran 1.40x faster than ckcore's pick of the
+# time (geomean; 1.05-2.2x on every row but X3D's 108 channels, which the probe read without v4).
+_FWD_TILES = [(8, 8, 32, 4, 3), (2, 8, 128, 4, 3), (4, 16, 64, 4, 1), (4, 32, 32, 4, 3), (4, 8, 128, 4, 3)]
 
 
 def _bwd_weight_keys(family, dtype, channels_last):
@@ -85,11 +92,28 @@ def _keys(family, dtype, channels_last, full):
     return out
 
 
+def _fwd_tiles(family, dtype, full):
+    """Channels-last forward spatial tiles: every tile with multiplier one and ``a16``; the first
+    also general-multiplier and ``i32``, the first two ``v4``. Full: every tile in every access
+    mode and multiplier."""
+    out = []
+    for i, (bh, bw, bc, w, unroll) in enumerate(_FWD_TILES):
+        for access, m1 in itertools.product(("a16", "v4", "i32"), (True, False)):
+            keep = full or (m1 and access == "a16") or (i == 0 and access != "v4") or (i < 2 and access == "v4" and m1)
+            if keep and not (access == "v4" and not m1):
+                out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w,
+                                          access=access, multiplier_one=m1, unroll=unroll, block_h=bh))
+    return out
+
+
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     for dtype in DType:
         for channels_last in (True, False):
-            keys += [k for k in _keys(family, dtype, channels_last, full) if not family.check(k, arch)]
+            cands = _keys(family, dtype, channels_last, full)
+            if family.direction == "fwd" and channels_last:
+                cands += _fwd_tiles(family, dtype, full)
+            keys += [k for k in cands if not family.check(k, arch)]
     return keys
 
 

@@ -249,3 +249,45 @@ def test_backward_data_stride_phases(reg, name, access):
             and reg.family(i).supports(i.key, p) is None]
     assert fits and not fits[0].key.unit_stride
     assert_matches_reference(reg, p.op, p, instance=fits[0].name, interpret=True, seed=5)
+
+
+TILE_CASES = {
+    "1d_f31": dw_case(1, 2, 16, 1, 40, 31, pad=15),
+    "1d_s2_m2": dw_case(1, 1, 16, 2, 19, 5, stride=2, pad=2),
+    "2d_odd": dw_case(2, 2, 16, 1, (9, 11), 3, pad=1),
+    "2d_f1": dw_case(2, 1, 16, 1, (5, 7), 1),
+    "2d_s2_d2": dw_case(2, 1, 32, 1, (10, 13), 5, stride=2, pad=3, dilation=2),
+    "2d_f7_m2": dw_case(2, 1, 16, 2, (8, 9), 7, pad=3),
+    "3d_mixed": dw_case(3, 1, 16, 1, (4, 6, 5), 3, stride=(1, 2, 1), pad=1, dilation=(1, 1, 2)),
+}
+
+
+@pytest.mark.parametrize("access", ["a16", "i32", "generic"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(TILE_CASES))
+def test_forward_spatial_tiles(tmp_path, case, dtype, access):
+    """Spatial-tile forward kernels (``block_h``): tiles that overhang the output plane in both
+    directions, every ndim, filters 1-31, stride 2 with dilation 2, multiplier 1 and 2, taps per
+    step that do not divide the filter width."""
+    fields = TILE_CASES[case]
+    m1 = fields["K"] == fields["G"]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_fwd", {"dtype": dtype, "channels_last": True, "block_p": 32, "block_h": 4, "block_c": 16,
+                            "num_warps": 4, "access": access, "multiplier_one": m1, "unroll": 2})
+    assert "_h4_" in inst.name
+    p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True)
+
+
+def test_forward_spatial_tiles_are_channels_last_and_divide_block_p(reg):
+    fam = reg.catalog.families["dw_fwd"]
+    from ck_plugin_depthwise.keys import DwFwdKey
+    from ckcore.arch import load
+
+    arch = load("sm_90")
+    cf = DwFwdKey(dtype="bf16", channels_last=False, block_p=64, block_c=32, block_h=4)
+    assert any("channels-last" in r for r in fam.check(cf, arch))
+    odd = DwFwdKey(dtype="bf16", channels_last=True, block_p=32, block_c=32, num_warps=1, block_h=64)
+    assert any("dividing block_p" in r for r in fam.check(odd, arch))
+    assert not fam.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=64, block_c=32, block_h=8), arch)
