@@ -15,6 +15,7 @@ op=grouped_conv_fwd
 models=plugins/grouped_conv/ck_plugin_grouped_conv/models
 if [ "$step" = measure ]; then
   source benchmarks/device_setup.sh
+  export SETUP_DONE=1
   /usr/bin/time -f "$op build %e s" ckcore build $op --workers 16 2>&1 | tail -2 | tee "$res/build.txt"
   timeout "${TEST_S:-100}" python3 -m pytest -q -m gpu plugins/depthwise/tests -k fwd 2>&1 | tail -6 | tee "$res/gpu_tests_dw_fwd.txt"
   DEST="$res/datasets" LOGS="$res" MAX="${MAX:-270}" bash benchmarks/collect_datasets.sh $op
