@@ -267,12 +267,13 @@ TILE_CASES = {
 @pytest.mark.parametrize("case", sorted(TILE_CASES))
 def test_forward_spatial_tiles(tmp_path, case, dtype, access):
     """Spatial-tile forward kernels (``block_h``): tiles that overhang the output plane in both
-    directions, every ndim, filters 1-31, stride 2 with dilation 2, multiplier 1 and 2, taps per
-    step that do not divide the filter width."""
+    directions and channel blocks the channels half fill (16 of 32) or fill, every ndim, filters
+    1-31, stride 2 with dilation 2, multiplier 1 and 2, taps per step that do not divide the
+    filter width (bf16 ``a16`` with multiplier one takes the channel-pair path)."""
     fields = TILE_CASES[case]
     m1 = fields["K"] == fields["G"]
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
-    inst = r.add("dw_fwd", {"dtype": dtype, "channels_last": True, "block_p": 32, "block_h": 4, "block_c": 16,
+    inst = r.add("dw_fwd", {"dtype": dtype, "channels_last": True, "block_p": 32, "block_h": 4, "block_c": 32,
                             "num_warps": 4, "access": access, "multiplier_one": m1, "unroll": 2})
     assert "_h4_" in inst.name
     p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
