@@ -17,7 +17,7 @@ if [ "$step" = measure ]; then
   source benchmarks/device_setup.sh
   export SETUP_DONE=1
   /usr/bin/time -f "$op build %e s" ckcore build $op --workers 16 2>&1 | tail -2 | tee "$res/build.txt"
-  timeout "${TEST_S:-100}" python3 -m pytest -q -m gpu plugins/depthwise/tests -k fwd 2>&1 | tail -6 | tee "$res/gpu_tests_dw_fwd.txt"
+  timeout "${TEST_S:-100}" python3 -m pytest -q -m gpu plugins/depthwise/tests -k "fwd and cl" 2>&1 | tail -6 | tee "$res/gpu_tests_dw_fwd.txt"
   DEST="$res/datasets" LOGS="$res" MAX="${MAX:-270}" bash benchmarks/collect_datasets.sh $op
   ckcore train $op --data "$res/datasets/${op}_h200.jsonl.gz" --out "$models" 2>&1 | tee "$res/train.txt"
   mkdir -p "$res/models" && cp "$models/${op}_sm_90".* "$res/models/"

@@ -56,10 +56,10 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     return ms * _access_factor(key)
 
 
-# Forward spatial tiles (``block_h``) over consecutive-pixel tiles: the best of 15 probed spatial
-# tiles ran 1.40x faster than ckcore's pick on the suite's channels-last depthwise forward rows
-# (geomean, H100, benchmarks/results/dw_tile_probe_h100.jsonl).
-SPATIAL_TILE_FACTOR = 1 / 1.4
+# Forward spatial tiles (``block_h``) over consecutive-pixel tiles: the best swept spatial tile ran
+# 1.18x faster than the best consecutive-pixel default tile on the suite's 17 bf16 depthwise rows
+# (geomean, H200, benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz).
+SPATIAL_TILE_FACTOR = 1 / 1.18
 
 
 def _access_factor(key) -> float:

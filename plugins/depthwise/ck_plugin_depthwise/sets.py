@@ -32,12 +32,12 @@ _BW_WIDE_SPLIT = 256
 # instance (geomean; minimum 0.97), one tap 0.90 (minimum 0.72), 9 taps 0.81 (minimum 0.31).
 # Backward-data gained nothing from it (one tap: 0.997; 3 taps: 0.87).
 _FWD_UNROLL = 3
-# Forward spatial tiles, channels-last: (block_h, block_w, block_c, num_warps, unroll). On the
-# suite's 20 channels-last depthwise forward rows (H100, benchmarks/dw_tile_probe.py,
-# benchmarks/results/dw_tile_probe_h100.jsonl) these five of the 15 probed reach 0.992 of the best
-# probed (geomean; minimum 0.90), and the best probed ran 1.40x faster than ckcore's pick of the
-# time (geomean; 1.05-2.2x on every row but X3D's 108 channels, which the probe read without v4).
-_FWD_TILES = [(8, 8, 32, 4, 3), (2, 8, 128, 4, 3), (4, 16, 64, 4, 1), (4, 32, 32, 4, 3), (4, 8, 128, 4, 3)]
+# Forward spatial tiles, channels-last: (block_h, block_w, block_c, num_warps, unroll). From a sweep
+# of 36 bf16 tiles on the suite's 17 bf16 depthwise rows (H200, benchmarks/run_dw_tile_sweep.sh,
+# benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz): these six reach 0.983 of the best swept tile
+# (geomean; minimum 0.92); the best tile ran 1.18x faster than the best of the four default
+# consecutive-pixel tiles (geomean; 1.37-1.46x on ConvNeXt's 7x7 rows, 0.89x on the 1-D 31-tap row).
+_FWD_TILES = [(4, 8, 64, 4, 1), (2, 64, 32, 4, 1), (8, 16, 64, 4, 1), (4, 32, 32, 4, 3), (8, 8, 64, 4, 1), (4, 32, 64, 4, 1)]
 
 
 def _bwd_weight_keys(family, dtype, channels_last):
