@@ -15,6 +15,29 @@ from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
 __all__ = ["DwFamily", "DwFwd", "DwBwdData", "DwBwdWeight", "FAMILIES"]
 
 
+def spatial_reasons(key) -> list[str]:
+    """Why a spatial-tile key (``block_h`` > 0) is invalid: not channels-last, rows not a power of
+    two dividing ``block_p``; backward-data: not unit-stride and multiplier one."""
+    bh = getattr(key, "block_h", 0)
+    if not bh:
+        return []
+    reasons = []
+    if not key.channels_last:
+        reasons.append(f"block_h={bh}: spatial tiles are channels-last")
+    if bh & (bh - 1) or key.block_p % bh:
+        reasons.append(f"block_h={bh} must be a power of two dividing block_p={key.block_p}")
+    if key.direction == "bwd_data" and not (key.unit_stride and key.multiplier_one):
+        reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one")
+    return reasons
+
+
+def spatial_programs(key, n: int, plane: tuple[int, int, int]) -> int:
+    """Programs of a spatial-tile grid over ``n`` images of the (depth, height, width) ``plane``
+    (forward: the output's, backward-data: the input's)."""
+    d, h, w = plane
+    return n * d * math.ceil(h / key.block_h) * math.ceil(w / (key.block_p // key.block_h))
+
+
 class DwFamily(ConvFamily):
     """Shared behaviour: validity, support (C/G = 1), alignment, cost model, kernel sets."""
 
@@ -40,7 +63,7 @@ class DwFamily(ConvFamily):
         if tiles * tile // threads > budget:
             reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
                            + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
-        return reasons
+        return reasons + spatial_reasons(key)
 
     def _tile_reason(self, key: DwKey, p) -> str | None:
         """Depthwise problems only (C/G = 1); multiplier-one instances need K/G = 1."""
@@ -68,10 +91,14 @@ class DwFamily(ConvFamily):
         return estimate_ms(self, key, p, arch, device)
 
     def features(self, key: DwKey) -> dict[str, float]:
-        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one."""
-        return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
-                "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
-                "multiplier_one": float(key.multiplier_one), **access_features(key)}
+        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one;
+        forward and backward-data: the spatial tile's rows (0: consecutive pixels)."""
+        out = {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
+               "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
+               "multiplier_one": float(key.multiplier_one), **access_features(key)}
+        if hasattr(key, "block_h"):
+            out["block_h"] = float(key.block_h)
+        return out
 
     def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; padding waste of the pixel and channel tiles
@@ -98,27 +125,10 @@ class DwFwd(DwFamily):
     key_cls = DwFwdKey
     tensors = ("x", "w", "y")
 
-    def check(self, key: DwFwdKey, arch: ArchSpec) -> list[str]:
-        """Plus: a spatial tile (``block_h``) is channels-last, its rows a power of two that
-        divides ``block_p``."""
-        reasons = super().check(key, arch)
-        if key.block_h:
-            if not key.channels_last:
-                reasons.append(f"block_h={key.block_h}: spatial tiles are channels-last")
-            if key.block_h & (key.block_h - 1) or key.block_p % key.block_h:
-                reasons.append(f"block_h={key.block_h} must be a power of two dividing block_p={key.block_p}")
-        return reasons
-
     def grid(self, key, p):
         if key.block_h:
-            d3 = p.as_3d()["out"]
-            tiles = math.ceil(d3[1] / key.block_h) * math.ceil(d3[2] / (key.block_p // key.block_h))
-            return (p.N * d3[0] * tiles, math.ceil(p.K / key.block_c), 1)
+            return (spatial_programs(key, p.N, p.as_3d()["out"]), math.ceil(p.K / key.block_c), 1)
         return (math.ceil(p.N * p.out_pixels / key.block_p), math.ceil(p.K / key.block_c), 1)
-
-    def features(self, key):
-        """Plus the spatial tile's rows (0: consecutive pixels)."""
-        return {**super().features(key), "block_h": float(key.block_h)}
 
 
 class DwBwdData(DwFamily):
@@ -131,7 +141,10 @@ class DwBwdData(DwFamily):
     tensors = ("dy", "w", "dx")
 
     def grid(self, key, p):
-        """(stride phases × pixel blocks per phase, channel blocks, 1); one phase at unit stride."""
+        """(stride phases × pixel blocks per phase, channel blocks, 1); one phase at unit stride;
+        spatial tiles: (tiles of the input planes, channel blocks, 1)."""
+        if key.block_h:
+            return (spatial_programs(key, p.N, p.as_3d()["spatial"]), math.ceil(p.C / key.block_c), 1)
         phases, rows = stride_phases(p)
         return (phases * math.ceil(rows / key.block_p), math.ceil(p.C / key.block_c), 1)
 

@@ -1,7 +1,8 @@
 """Named kernel sets of the depthwise families: ``default`` (a few pixel × channel tiles per
 dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in pixels, and
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
-taps per loop step and spatial tiles, backward-weight with 3 or 7 taps per pass) and ``full`` (a
+taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
+backward-weight with 3 or 7 taps per pass) and ``full`` (a
 sweep)."""
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ _FWD_UNROLL = 3
 # benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz): these six reach 0.983 of the best swept tile
 # (geomean; minimum 0.92); the best tile ran 1.18x faster than the best of the four default
 # consecutive-pixel tiles (geomean; 1.37-1.46x on ConvNeXt's 7x7 rows, 0.89x on the 1-D 31-tap row).
-_FWD_TILES = [(4, 8, 64, 4, 1), (2, 64, 32, 4, 1), (8, 16, 64, 4, 1), (4, 32, 32, 4, 3), (8, 8, 64, 4, 1), (4, 32, 64, 4, 1)]
+_TILES = [(4, 8, 64, 4, 1), (2, 64, 32, 4, 1), (8, 16, 64, 4, 1), (4, 32, 32, 4, 3), (8, 8, 64, 4, 1), (4, 32, 64, 4, 1)]
 
 
 def _bwd_weight_keys(family, dtype, channels_last):
@@ -92,17 +93,21 @@ def _keys(family, dtype, channels_last, full):
     return out
 
 
-def _fwd_tiles(family, dtype, full):
-    """Channels-last forward spatial tiles: every tile with multiplier one and ``a16``; the first
-    also general-multiplier and ``i32``, the first two ``v4``. Full: every tile in every access
-    mode and multiplier."""
+def _spatial_tiles(family, dtype, full):
+    """Channels-last spatial tiles (forward, and unit-stride multiplier-one backward-data, the
+    forward of dy with the filter flipped; same tiles): every tile with multiplier one and
+    ``a16``; the first also ``i32`` (forward: and general-multiplier), the first two ``v4``.
+    Full: every tile in every access mode and multiplier it takes."""
+    fwd = family.direction == "fwd"
+    extra = {} if fwd else {"unit_stride": True}
     out = []
-    for i, (bh, bw, bc, w, unroll) in enumerate(_FWD_TILES):
+    for i, (bh, bw, bc, w, unroll) in enumerate(_TILES):
         for access, m1 in itertools.product(("a16", "v4", "i32"), (True, False)):
-            keep = full or (m1 and access == "a16") or (i == 0 and access != "v4") or (i < 2 and access == "v4" and m1)
-            if keep and not (access == "v4" and not m1):
+            if not (m1 or fwd) or (access == "v4" and not m1):
+                continue
+            if full or (m1 and access == "a16") or (i == 0 and access != "v4") or (i < 2 and access == "v4"):
                 out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w,
-                                          access=access, multiplier_one=m1, unroll=unroll, block_h=bh))
+                                          access=access, multiplier_one=m1, unroll=unroll, block_h=bh, **extra))
     return out
 
 
@@ -111,8 +116,8 @@ def _valid(family, arch: ArchSpec, full: bool):
     for dtype in DType:
         for channels_last in (True, False):
             cands = _keys(family, dtype, channels_last, full)
-            if family.direction == "fwd" and channels_last:
-                cands += _fwd_tiles(family, dtype, full)
+            if family.direction in ("fwd", "bwd_data") and channels_last:
+                cands += _spatial_tiles(family, dtype, full)
             keys += [k for k in cands if not family.check(k, arch)]
     return keys
 

@@ -259,6 +259,8 @@ TILE_CASES = {
     "2d_s2_d2": dw_case(2, 1, 32, 1, (10, 13), 5, stride=2, pad=3, dilation=2),
     "2d_f7_m2": dw_case(2, 1, 16, 2, (8, 9), 7, pad=3),
     "3d_mixed": dw_case(3, 1, 16, 1, (4, 6, 5), 3, stride=(1, 2, 1), pad=1, dilation=(1, 1, 2)),
+    "3d_d2": dw_case(3, 1, 16, 1, (4, 6, 5), 3, pad=(1, 2, 1), dilation=(1, 2, 1)),
+    "2d_f5_d2": dw_case(2, 1, 32, 1, (10, 13), 5, pad=3, dilation=2),
 }
 
 
@@ -292,3 +294,35 @@ def test_forward_spatial_tiles_are_channels_last_and_divide_block_p(reg):
     odd = DwFwdKey(dtype="bf16", channels_last=True, block_p=32, block_c=32, num_warps=1, block_h=64)
     assert any("dividing block_p" in r for r in fam.check(odd, arch))
     assert not fam.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=64, block_c=32, block_h=8), arch)
+
+
+BWD_TILE_CASES = {k: v for k, v in TILE_CASES.items() if v["K"] == v["G"] and set(v["stride"]) == {1}}
+
+
+@pytest.mark.parametrize("access", ["a16", "i32", "generic"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(BWD_TILE_CASES))
+def test_backward_data_spatial_tiles(tmp_path, case, dtype, access):
+    """Spatial-tile backward-data kernels (unit stride, multiplier one): the forward of dy with the
+    filter flipped, over tiles that overhang the input plane; every ndim, filters 1-31,
+    dilation 2."""
+    fields = BWD_TILE_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_bwd_data", {"dtype": dtype, "channels_last": True, "block_p": 32, "block_h": 4, "block_c": 32,
+                                 "num_warps": 4, "access": access, "multiplier_one": True, "unit_stride": True,
+                                 "unroll": 2})
+    assert inst.name.endswith(f"_u1_h4_m1_t2_{access}")
+    p = r.problem("grouped_conv_bwd_data", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_bwd_data", p, instance=inst.name, interpret=True)
+
+
+def test_backward_data_spatial_tiles_need_unit_stride_and_multiplier_one(reg):
+    from ck_plugin_depthwise.keys import DwBwdDataKey
+    from ckcore.arch import load
+
+    fam, arch = reg.catalog.families["dw_bwd_data"], load("sm_90")
+    for m1, u1 in ((True, False), (False, True)):
+        key = DwBwdDataKey(dtype="bf16", channels_last=True, block_p=64, block_c=32, block_h=4, multiplier_one=m1,
+                           unit_stride=u1)
+        assert any("unit_stride and multiplier_one" in r for r in fam.check(key, arch))
