@@ -107,8 +107,12 @@ class DwFamily(ConvFamily):
         chans = p.C if self.direction == "bwd_data" else p.K
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
-        spatial = self.direction == "bwd_data" or getattr(key, "block_h", 0)
-        blocks = grid[0] if spatial else math.ceil(pixels / split / key.block_p) * split
+        if self.direction == "bwd_weight" and key.block_h:
+            blocks = math.ceil(spatial_programs(key, p.N, p.as_3d()["out"]) / split) * split
+        elif self.direction == "bwd_data" or getattr(key, "block_h", 0):
+            blocks = grid[0]
+        else:
+            blocks = math.ceil(pixels / split / key.block_p) * split
         return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
                 "pixel_waste": blocks * key.block_p / pixels - 1.0,
                 "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
@@ -186,8 +190,10 @@ class DwBwdWeight(DwFamily):
 
     def supports(self, key, p):
         reason = super().supports(key, p)
-        if reason is None and math.ceil(p.N * p.out_pixels / key.block_p) < key.split:
-            return f"N·output pixels = {p.N * p.out_pixels} has fewer than split={key.split} blocks of {key.block_p}"
+        blocks = (spatial_programs(key, p.N, p.as_3d()["out"]) if key.block_h
+                  else math.ceil(p.N * p.out_pixels / key.block_p))
+        if reason is None and blocks < key.split:
+            return f"N·output pixels = {p.N * p.out_pixels} make {blocks} pixel blocks, fewer than split={key.split}"
         return reason
 
     def pair_features(self, key, p, arch):

@@ -2,7 +2,7 @@
 dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in pixels, and
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
-backward-weight with 3 or 7 taps per pass) and ``full`` (a
+backward-weight with 3 or 7 taps per pass, and spatial patches) and ``full`` (a
 sweep)."""
 
 from __future__ import annotations
@@ -41,6 +41,30 @@ _FWD_UNROLL = 3
 _TILES = [(4, 8, 64, 4, 1), (2, 64, 32, 4, 1), (8, 16, 64, 4, 1), (4, 32, 32, 4, 3), (8, 8, 64, 4, 1), (4, 32, 64, 4, 1)]
 
 
+# Backward-weight spatial patches, channels-last, multiplier one: (block_h, block_p, block_c,
+# num_warps) × (taps per pass, split). Their tap loop's SASS issues 5.2-5.9 instructions per fp32
+# FMA where the consecutive-pixel twins of the same tiles issue 5.7-6.9 (bounds as one unsigned
+# compare per dimension, no per-pixel division); chosen without a sweep: the dataset measures
+# every one and the model picks.
+_BW_SPATIAL = [((2, 32, 32, 4), ((3, 16), (3, 64), (7, 16), (7, 64))),
+               ((4, 64, 32, 4), ((3, 4), (3, 16), (7, 4), (7, 16))),
+               ((4, 128, 32, 4), ((3, 4), (3, 16)))]
+
+
+def _bwd_weight_spatial(family, dtype):
+    """Channels-last backward-weight spatial patches: ``a16`` multiplier one, and the first patch
+    with 3 taps per pass and split 16 in ``v4``."""
+    out = []
+    for (bh, bp, bc, w), variants in _BW_SPATIAL:
+        for taps, split in variants:
+            out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bp, block_c=bc, num_warps=w,
+                                      access="a16", multiplier_one=True, unroll=taps, split=split, block_h=bh))
+    bh, bp, bc, w = _BW_SPATIAL[0][0]
+    out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bp, block_c=bc, num_warps=w, access="v4",
+                              multiplier_one=True, unroll=3, split=16, block_h=bh))
+    return out
+
+
 def _bwd_weight_keys(family, dtype, channels_last):
     """Default backward-weight instances: every tile × taps per pass × split with multiplier one
     and aligned access, and unsplit with 3 taps per pass (problems of few pixel blocks); the
@@ -62,7 +86,7 @@ def _bwd_weight_keys(family, dtype, channels_last):
             variants += [(3, _BW_WIDE_SPLIT)] if first and channels_last else []
         out += [family.key_cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
                                access=access, multiplier_one=m1, unroll=taps, split=split) for taps, split in variants]
-    return out
+    return out + (_bwd_weight_spatial(family, dtype) if channels_last else [])
 
 
 def _keys(family, dtype, channels_last, full):

@@ -326,3 +326,21 @@ def test_backward_data_spatial_tiles_need_unit_stride_and_multiplier_one(reg):
         key = DwBwdDataKey(dtype="bf16", channels_last=True, block_p=64, block_c=32, block_h=4, multiplier_one=m1,
                            unit_stride=u1)
         assert any("unit_stride and multiplier_one" in r for r in fam.check(key, arch))
+
+
+@pytest.mark.parametrize("access", ["a16", "i32", "generic"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(TILE_CASES))
+def test_backward_weight_spatial_tiles(tmp_path, case, dtype, access):
+    """Spatial-patch backward-weight kernels: a split's share is a range of patches that overhang
+    the output plane; every ndim, filters 1-31, stride 2 with dilation 2, multiplier 1 and 2,
+    taps per pass that do not divide the filter, two splits combined in order."""
+    fields = TILE_CASES[case]
+    m1 = fields["K"] == fields["G"]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_bwd_weight", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 2, "block_c": 32,
+                                   "num_warps": 4, "access": access, "multiplier_one": m1, "unroll": 3, "split": 2})
+    assert inst.name.endswith("_k2_h2" + ("_m1" if m1 else "") + f"_t3_{access}")
+    p = r.problem("grouped_conv_bwd_weight", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_bwd_weight", p, instance=inst.name, interpret=True)
