@@ -32,8 +32,9 @@ def spatial_reasons(key) -> list[str]:
 
 
 def spatial_programs(key, n: int, plane: tuple[int, int, int]) -> int:
-    """Programs of a spatial-tile grid over ``n`` images of the (depth, height, width) ``plane``
-    (forward: the output's, backward-data: the input's)."""
+    """Spatial tiles over ``n`` images of the (depth, height, width) ``plane`` (forward and
+    backward-weight: the output's, backward-data: the input's): a forward or backward-data grid's
+    programs, a backward-weight split's units of work."""
     d, h, w = plane
     return n * d * math.ceil(h / key.block_h) * math.ceil(w / (key.block_p // key.block_h))
 
@@ -91,8 +92,8 @@ class DwFamily(ConvFamily):
         return estimate_ms(self, key, p, arch, device)
 
     def features(self, key: DwKey) -> dict[str, float]:
-        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one;
-        forward and backward-data: the spatial tile's rows (0: consecutive pixels)."""
+        """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one
+        and the spatial tile's rows ``block_h`` (0: consecutive pixels)."""
         out = {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
                "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
                "multiplier_one": float(key.multiplier_one), **access_features(key)}
