@@ -18,7 +18,7 @@ __all__ = ["DwFamily", "DwFwd", "DwBwdData", "DwBwdWeight", "FAMILIES"]
 def spatial_reasons(key) -> list[str]:
     """Why a spatial-tile key (``block_h`` > 0) is invalid: not channels-last, rows not a power of
     two dividing ``block_p``; backward-data: not unit-stride and multiplier one."""
-    bh = getattr(key, "block_h", 0)
+    bh = key.block_h
     if not bh:
         return []
     reasons = []
@@ -94,12 +94,9 @@ class DwFamily(ConvFamily):
     def features(self, key: DwKey) -> dict[str, float]:
         """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one
         and the spatial tile's rows ``block_h`` (0: consecutive pixels)."""
-        out = {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
-               "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
-               "multiplier_one": float(key.multiplier_one), **access_features(key)}
-        if hasattr(key, "block_h"):
-            out["block_h"] = float(key.block_h)
-        return out
+        return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
+                "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
+                "multiplier_one": float(key.multiplier_one), **access_features(key), "block_h": float(key.block_h)}
 
     def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; padding waste of the pixel and channel tiles
@@ -110,7 +107,7 @@ class DwFamily(ConvFamily):
         split = getattr(key, "split", 1)
         if self.direction == "bwd_weight" and key.block_h:
             blocks = math.ceil(spatial_programs(key, p.N, p.as_3d()["out"]) / split) * split
-        elif self.direction == "bwd_data" or getattr(key, "block_h", 0):
+        elif self.direction == "bwd_data" or key.block_h:
             blocks = grid[0]
         else:
             blocks = math.ceil(pixels / split / key.block_p) * split

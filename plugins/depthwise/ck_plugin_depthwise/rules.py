@@ -51,14 +51,15 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     ms *= 1.0 if key.multiplier_one else 2.0
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
-    if getattr(key, "block_h", 0):
+    if key.block_h:
         ms *= SPATIAL_TILE_FACTOR
     return ms * _access_factor(key)
 
 
-# Forward spatial tiles (``block_h``) over consecutive-pixel tiles: the best swept spatial tile ran
-# 1.18x faster than the best consecutive-pixel default tile on the suite's 17 bf16 depthwise rows
-# (geomean, H200, benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz).
+# Spatial tiles and patches (``block_h``, every direction) over consecutive-pixel tiles, from the
+# forward sweep: the best swept spatial tile ran 1.18x faster than the best consecutive-pixel
+# default tile on the suite's 17 bf16 depthwise rows (geomean, H200,
+# benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz). The learned models correct it per direction.
 SPATIAL_TILE_FACTOR = 1 / 1.18
 
 
