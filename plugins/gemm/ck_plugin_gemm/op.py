@@ -372,5 +372,11 @@ class GemmOperator(Operator):
         return attrs.evolve(problem, dtype="fp32", out_dtype=None, fast_accum=False)
 
     def features(self, problem: GemmProblem) -> dict[str, float]:
+        """Sizes, element size, operand layouts, and the input class (``int8``, ``fp8``: one
+        byte each, but their kernels rank differently; fp8 with promoted accumulation,
+        ``fp8_promoted``, pays for every promotion)."""
+        fp8 = problem.dtype in (QuantType.FP8E4M3, QuantType.FP8E5M2)
         return {"M": problem.M, "N": problem.N, "K": problem.K, "itemsize": problem.dtype.itemsize,
-                "layout_a_row": float(problem.layout.a == "r"), "layout_b_row": float(problem.layout.b == "r")}
+                "layout_a_row": float(problem.layout.a == "r"), "layout_b_row": float(problem.layout.b == "r"),
+                "int8": float(problem.dtype is QuantType.INT8), "fp8": float(fp8),
+                "fp8_promoted": float(fp8 and not problem.fast_accum)}

@@ -104,6 +104,11 @@ class SplitKGemm(FixupGemm):
 
         return {"default": default, "full": default}
 
+    def features(self, key: SplitKKey) -> dict[str, float]:
+        """The tiled GEMM's kernel features plus ``split_k`` and ``atomic`` (fp32 atomics into
+        one tile instead of the ordered fixup: the twins differ only there)."""
+        return {**super().features(key), "split_k": float(key.split_k), "atomic": float(not key.deterministic)}
+
     def estimate_ms(self, key: SplitKKey, p: GemmProblem, arch: ArchSpec, device: DeviceSpec) -> float:
         """The gemm cost model with the K range split, plus the combine step. Splitting pays
         only while the unsplit tiles leave SMs idle: with as many tiles as SMs the estimate is
