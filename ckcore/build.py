@@ -25,13 +25,15 @@ __all__ = ["BuildReport", "compile_into_cache", "build_many"]
 class BuildReport:
     """Counts of a build: ``compiled`` (new entries), ``cached`` (already present),
     ``failed`` (compile errors, new or cached negative entries), ``seconds`` (wall time),
-    ``failures`` (instance name -> error text)."""
+    ``failures`` (instance name -> error text), ``selection`` (op -> what its selection
+    predicts with, from :meth:`Registry.prepare_selection`)."""
 
     compiled: int = 0
     cached: int = 0
     failed: int = 0
     seconds: float = 0.0
     failures: dict = attrs.Factory(dict)
+    selection: dict = attrs.Factory(dict)
 
     def to_dict(self) -> dict:
         return attrs.asdict(self)

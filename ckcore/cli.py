@@ -93,6 +93,8 @@ def cmd_build(args) -> int:
               f"{report.failed} failed in {report.seconds:.2f} s")
         for name, err in sorted(report.failures.items()):
             print(f"  failed {name}: {err.splitlines()[0] if err else ''}")
+        for op, how in report.selection.items():
+            print(f"  selection for {op}: {how}")
     return 0 if report.failed == 0 else 1
 
 

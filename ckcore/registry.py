@@ -290,8 +290,17 @@ class Registry:
         report.failures.update(built.failures)
         self._failed.update(report.failures)
         self._selections.clear()
+        report.selection = self.prepare_selection({i.op for i in (instances if instances is not None
+                                                                  else self.instances.values())})
         report.seconds = time.perf_counter() - started
         return report
+
+    def prepare_selection(self, ops: Iterable[str]) -> dict[str, str]:
+        """Let the heuristic driver prepare each op's selection (``lightgbm``: compile its
+        model's trees into the cache); ``{op: what selection will use}``."""
+        heuristic = get_heuristic(self.settings.heuristic)
+        prepare = getattr(heuristic, "prepare", None) or getattr(getattr(heuristic, "_model", None), "prepare", None)
+        return {op: prepare(self, op) for op in sorted(ops)} if prepare else {}
 
     # selecting --------------------------------------------------------------------------------
     def candidates(self, problem: ProblemBase) -> tuple[list[Candidate], Rejections]:

@@ -44,6 +44,9 @@ class Settings:
         kernels (default on; ``0`` also allows atomic, order-dependent ones).
     :ivar autotune_top_k: ``CKCORE_AUTOTUNE_TOP_K``: candidates the ``autotune`` heuristic
         measures per problem (default 5).
+    :ivar compiled_trees: ``CKCORE_COMPILED_TREES``: compile the ``lightgbm`` selection models to
+        native code when building kernels and predict with it (default on; needs lleaves:
+        ``ckcore.heuristics.compiled``). ``0`` keeps LightGBM's own prediction.
     """
 
     cache_dir: Path | None = None
@@ -57,6 +60,7 @@ class Settings:
     workers: int | None = None
     deterministic: bool = True
     autotune_top_k: int = 5
+    compiled_trees: bool = True
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -76,6 +80,7 @@ class Settings:
             workers=int(workers) if workers else None,
             deterministic=(env.get("CKCORE_DETERMINISTIC") or "1").strip().lower() not in {"0", "false", "no", "off"},
             autotune_top_k=int(env.get("CKCORE_AUTOTUNE_TOP_K") or 5),
+            compiled_trees=(env.get("CKCORE_COMPILED_TREES") or "1").strip().lower() not in {"0", "false", "no", "off"},
         )
 
     def resolved_cache_dir(self) -> Path:
@@ -100,4 +105,5 @@ ENV_VARS = {
     "CKCORE_BUILD_WORKERS": "workers",
     "CKCORE_DETERMINISTIC": "deterministic",
     "CKCORE_AUTOTUNE_TOP_K": "autotune_top_k",
+    "CKCORE_COMPILED_TREES": "compiled_trees",
 }

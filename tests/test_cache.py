@@ -101,7 +101,10 @@ def test_concurrent_processes_build_one_cache(ck_cache_dir, small_set):
         assert p.returncode == 0, err
         assert out.strip() == "2"
     entries = list(Cache(ck_cache_dir).entries())
-    assert len(entries) == 2 and all(e.ok for e in entries)
+    kernels = [e for e in entries if e.meta.get("kind") != "compiled_trees"]
+    assert len(kernels) == 2 and all(e.ok for e in entries)
+    # with lleaves, each build also compiled the gemm model's two tree ensembles: one entry each
+    assert len(entries) - len(kernels) in (0, 2)
     assert not list((ck_cache_dir / "v1" / "tmp").iterdir())
 
 

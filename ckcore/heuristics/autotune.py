@@ -91,7 +91,7 @@ class AutotuneHeuristic:
 
     def rank(self, problem: ProblemBase, candidates: Sequence[Candidate], arch: ArchSpec, device: DeviceSpec,
              registry=None) -> list[Ranked]:
-        ranked = self._model.rank(problem, candidates, arch, device)
+        ranked = self._model.rank(problem, candidates, arch, device, registry)
         if registry is None:
             return [Ranked(r.instance, r.score, f"{r.note}; autotune skipped: no registry to measure with")
                     for r in ranked]

@@ -89,9 +89,11 @@ def predict_matrix(booster, x: np.ndarray, rules_column: int | None, ranker=None
 class Model:
     """A trained selection model: a LightGBM booster and its metadata."""
 
-    def __init__(self, booster, meta: dict[str, Any], ranker=None):
+    def __init__(self, booster, meta: dict[str, Any], ranker=None, texts: tuple[str, str | None] | None = None):
         self.booster = booster
         self.meta = meta
+        self.texts = texts  # (regressor, ranker) LightGBM text: what compiled trees are made of
+        self._compiled: dict[str, tuple[Any, Any, str]] = {}
         self.features: list[str] = list(meta["features"])
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
         target = meta.get("target")
@@ -104,14 +106,43 @@ class Model:
             self.ranker = ranker
             self._rank_weight = float(meta["ranker"]["weight"])
 
-    def predict_log_ms(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
+    def evaluators(self, cache=None, *, compile: bool = False) -> tuple[Any, Any, str]:
+        """(regressor, ranker, how): the compiled trees of both models from ``cache`` when
+        present there (with ``compile``: compiled into it first), else the LightGBM boosters;
+        ``how`` says which, and why not compiled. Memoised per cache root."""
+        if cache is None or self.texts is None:
+            return self.booster, self.ranker, "LightGBM trees (no cache to hold compiled ones)"
+        root = str(cache.root)
+        found = self._compiled.get(root)
+        if found is not None and (not compile or found[2] == "compiled trees"):
+            return found
+        from . import compiled
+
+        why = compiled.available()
+        if why is not None:
+            found = (self.booster, self.ranker, f"LightGBM trees ({why})")
+        else:
+            label = f"selection model {self.meta.get('op')}/{self.meta.get('arch')}"
+            get = (lambda text, what: compiled.compile_into(cache, text, f"{label} {what}")) if compile else \
+                (lambda text, what: compiled.load(cache, text))
+            reg = get(self.texts[0], "regressor")
+            rank = get(self.texts[1], "ranker") if self.ranker is not None and self.texts[1] else None
+            if reg is None or (self.ranker is not None and rank is None):
+                found = (self.booster, self.ranker, "LightGBM trees (not compiled yet: `ckcore build` compiles them)")
+            else:
+                found = (reg, rank, "compiled trees")
+        self._compiled[root] = found
+        return found
+
+    def predict_log_ms(self, rows: Sequence[dict[str, float]], cache=None) -> np.ndarray:
         """Predicted log run time (ms) of each feature row (``rows``: the candidates of one
         problem). A model whose metadata says ``"target": "log_ms_over_rules"`` predicts the log
         of measured / ``rules`` estimate, and the estimate (feature ``x_rules_log_ms``) is added
         back; with ``"target": "log_ms_over_rules+ranker"``, ``ranker.weight`` x (the best
         ranker score among the rows - the row's score) is added too: the ranker's first keeps
         the regressor's time, the candidates it orders below are penalised."""
-        return predict_matrix(self.booster, feature_matrix(rows, self.features), self._rules_column, self.ranker,
+        booster, ranker, _ = self.evaluators(cache)
+        return predict_matrix(booster, feature_matrix(rows, self.features), self._rules_column, ranker,
                               self._rank_weight)
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
@@ -139,19 +170,22 @@ def load_model(package: str, op: str, arch: str) -> Model | None:
     info = json.loads(meta.read_text())
     if not isinstance(info.get("features"), list):
         raise ModelMismatch(f"model metadata {meta} has no feature list")
-    ranker = None
+    ranker, ranker_text = None, None
     if info.get("target") == RANKED_TARGET:
-        rank_text = folder / str((info.get("ranker") or {}).get("file", f"{op}_{arch}.rank.txt"))
-        if not rank_text.is_file():
-            raise ModelMismatch(f"model metadata {meta} names a ranker, but {rank_text} is missing")
-        ranker = lightgbm.Booster(model_str=rank_text.read_text())
-    return Model(lightgbm.Booster(model_str=text.read_text()), info, ranker)
+        rank_file = folder / str((info.get("ranker") or {}).get("file", f"{op}_{arch}.rank.txt"))
+        if not rank_file.is_file():
+            raise ModelMismatch(f"model metadata {meta} names a ranker, but {rank_file} is missing")
+        ranker_text = rank_file.read_text()
+        ranker = lightgbm.Booster(model_str=ranker_text)
+    model_text = text.read_text()
+    return Model(lightgbm.Booster(model_str=model_text), info, ranker, (model_text, ranker_text))
 
 
 class LightGBMHeuristic:
     """Ranks by predicted run time (ms) from the (op, arch) model; ``rules`` where none fits."""
 
     name = "lightgbm"
+    uses_registry = True  # for the cache that holds compiled trees
 
     def __init__(self):
         self._models: dict[tuple[str, str], tuple[Model | None, str]] = {}
@@ -214,7 +248,25 @@ class LightGBMHeuristic:
             return str(exc)
         return None
 
-    def rank(self, problem: ProblemBase, candidates: Sequence[Candidate], arch: ArchSpec, device: DeviceSpec) -> list[Ranked]:
+    def prepare(self, registry, op: str) -> str:
+        """Compile ``op``'s model for ``registry.arch`` into ``registry.cache`` (when
+        ``registry.settings.compiled_trees``) and say what selection will predict with."""
+        operator = registry.catalog.op(op)
+        families = [registry.catalog.families[f] for f in {i.family for i in registry.of_op(op)}]
+        model, why = self.model_for(operator, families, registry.arch, registry.device)
+        if model is None:
+            return f"rules ({why})"
+        if not registry.settings.compiled_trees:
+            return "lightgbm, LightGBM trees (CKCORE_COMPILED_TREES=0)"
+        try:
+            return f"lightgbm, {model.evaluators(registry.cache, compile=True)[2]}"
+        except Exception as exc:  # a compiler failure must not fail the kernel build: predict with LightGBM
+            return f"lightgbm, LightGBM trees (compiling them failed: {exc.__class__.__name__}: {exc})"
+
+    def rank(self, problem: ProblemBase, candidates: Sequence[Candidate], arch: ArchSpec, device: DeviceSpec,
+             registry=None) -> list[Ranked]:
+        """``registry``: where compiled trees are looked up (its cache, when its settings allow
+        them); without one, LightGBM predicts."""
         operator = candidates[0].operator if candidates else None
         if operator is None:
             return self._rules.rank(problem, candidates, arch, device)
@@ -230,6 +282,7 @@ class LightGBMHeuristic:
             return [Ranked(r.instance, r.score, f"{r.note}; rules fallback: {why}") for r in ranked]
         p_feats = problem_features(operator, problem)
         rows = [pair_features(operator, c.family, problem, c.instance.key, arch, device, p_feats) for c in candidates]
-        pred = np.exp(model.predict_log_ms(rows))
+        cache = registry.cache if registry is not None and registry.settings.compiled_trees else None
+        pred = np.exp(model.predict_log_ms(rows, cache))
         scored = [Ranked(c.instance, float(ms), "predicted ms (lightgbm)") for c, ms in zip(candidates, pred)]
         return sorted(scored, key=lambda r: (r.score, r.instance.name))
