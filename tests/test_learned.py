@@ -5,6 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ckcore import Registry, Settings
@@ -132,3 +133,24 @@ def test_cli_train_reports_held_out_metrics(capsys, tmp_path):
     assert "lightgbm" in out and "rules" in out and "P10" in out
     assert (tmp_path / "gemm_sm_90.txt").exists() and json.loads((tmp_path / "gemm_sm_90.json").read_text())["folds"] == 3
     assert (tmp_path / "gemm_sm_90.rank.txt").exists()
+
+
+@pytest.mark.parametrize("fields", [dict(M=64, N=4096, K=4096, dtype="bf16", layout="rcr"),
+                                    dict(M=333, N=77, K=1000, dtype="fp16", layout="crr"),
+                                    dict(M=8, N=4096, K=14336, dtype="fp32", layout="rcr")])
+def test_candidate_matrix_is_the_feature_matrix_of_the_pair_features(trained, reg, monkeypatch, fields):
+    """Selection writes the features straight into the model's columns; training builds them
+    from per-pair dicts. Both must give the same matrix, missing features (NaN) included."""
+    root, _, _ = trained
+    monkeypatch.syspath_prepend(str(root))
+    op = _operator(reg, "ckt_models")
+    model = load_model("ckt_models", "gemm", "sm_90")
+    p = reg.problem("gemm", **fields)
+    cands, _ = reg.candidates(p)  # every family of the default set, stream-K plugin included
+    cands = [Candidate(c.instance, c.family, op) for c in cands]
+    p_feats = problem_features(op, p)
+    rows = [pair_features(op, c.family, p, c.instance.key, reg.arch, reg.device, p_feats) for c in cands]
+    want = feature_matrix(rows, model.features)
+    for _ in range(2):  # the second time from the kernel-row cache
+        got = model.candidate_matrix(op, p, cands, reg.arch, reg.device)
+        np.testing.assert_array_equal(got, want)

@@ -94,6 +94,7 @@ class Model:
         self.meta = meta
         self.texts = texts  # (regressor, ranker) LightGBM text: what compiled trees are made of
         self._compiled: dict[str, tuple[Any, Any, str]] = {}
+        self._kernel_rows: dict[tuple[str, Any], list[tuple[int, float]]] = {}
         self.features: list[str] = list(meta["features"])
         self.families = {f[len("fam_"):] for f in self.features if f.startswith("fam_")}
         target = meta.get("target")
@@ -105,6 +106,52 @@ class Model:
                                     f"but no ranker")
             self.ranker = ranker
             self._rank_weight = float(meta["ranker"]["weight"])
+
+    def candidate_matrix(self, operator, problem, candidates: Sequence[Candidate], arch: ArchSpec,
+                         device: DeviceSpec) -> np.ndarray:
+        """The feature rows of ``candidates`` on ``problem`` in this model's column order: the
+        matrix :func:`feature_matrix` makes of their :func:`pair_features`, written straight into
+        an array (problem features once for all rows, kernel features from a per-instance cache,
+        only the pair features and the ``rules`` estimate per candidate)."""
+        cols, rules_col = self._columns, self._rules_column_any
+        base = [0.0 if name.startswith("fam_") else math.nan for name in self.features]
+        for name, value in problem_features(operator, problem).items():
+            col = cols.get(name)
+            if col is not None:
+                base[col] = value
+        rows = []
+        for c in candidates:  # Python lists: per-element numpy stores cost more than the features
+            fam, key = c.family, c.instance.key
+            row = base.copy()
+            for col, value in self._kernel_row(fam, key):
+                row[col] = value
+            for name, value in fam.pair_features(key, problem, arch).items():
+                col = cols.get("x_" + name)
+                if col is not None:
+                    row[col] = value
+            if rules_col is not None:
+                row[rules_col] = math.log(max(fam.estimate_ms(key, problem, arch, device), 1e-6))
+            rows.append(row)
+        return np.array(rows, dtype=float).reshape(len(rows), len(self.features))
+
+    @functools.cached_property
+    def _columns(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.features)}
+
+    @functools.cached_property
+    def _rules_column_any(self) -> int | None:
+        return self._columns.get("x_rules_log_ms")
+
+    def _kernel_row(self, family, key) -> list[tuple[int, float]]:
+        """(column, value) of ``key``'s kernel features and family flag in this model (cached per
+        instance; they are static)."""
+        found = self._kernel_rows.get((family.name, key))
+        if found is None:
+            cols = self._columns
+            feats = {**_kernel_features(family, key), f"fam_{family.name}": 1.0}
+            found = [(cols[k], v) for k, v in feats.items() if k in cols]
+            self._kernel_rows[(family.name, key)] = found
+        return found
 
     def evaluators(self, cache=None, *, compile: bool = False) -> tuple[Any, Any, str]:
         """(regressor, ranker, how): the compiled trees of both models from ``cache`` when
@@ -134,6 +181,12 @@ class Model:
         self._compiled[root] = found
         return found
 
+    def predict_matrix(self, x: np.ndarray, cache=None) -> np.ndarray:
+        """Predicted log run time (ms) of the feature rows ``x`` (:meth:`candidate_matrix`);
+        see :meth:`predict_log_ms`."""
+        booster, ranker, _ = self.evaluators(cache)
+        return predict_matrix(booster, x, self._rules_column, ranker, self._rank_weight)
+
     def predict_log_ms(self, rows: Sequence[dict[str, float]], cache=None) -> np.ndarray:
         """Predicted log run time (ms) of each feature row (``rows``: the candidates of one
         problem). A model whose metadata says ``"target": "log_ms_over_rules"`` predicts the log
@@ -141,9 +194,7 @@ class Model:
         back; with ``"target": "log_ms_over_rules+ranker"``, ``ranker.weight`` x (the best
         ranker score among the rows - the row's score) is added too: the ranker's first keeps
         the regressor's time, the candidates it orders below are penalised."""
-        booster, ranker, _ = self.evaluators(cache)
-        return predict_matrix(booster, feature_matrix(rows, self.features), self._rules_column, ranker,
-                              self._rank_weight)
+        return self.predict_matrix(feature_matrix(rows, self.features), cache)
 
     def check_features(self, produced: set[str], *, exact_prefix: str | None = None) -> None:
         """``produced``: features a plugin produces. :raises ModelMismatch: one of them is not
@@ -280,9 +331,7 @@ class LightGBMHeuristic:
             ranked = self._rules.rank(problem, candidates, arch, device)
             why = f"the {operator.name}/{arch.arch} model has no data for families {', '.join(unseen)}"
             return [Ranked(r.instance, r.score, f"{r.note}; rules fallback: {why}") for r in ranked]
-        p_feats = problem_features(operator, problem)
-        rows = [pair_features(operator, c.family, problem, c.instance.key, arch, device, p_feats) for c in candidates]
         cache = registry.cache if registry is not None and registry.settings.compiled_trees else None
-        pred = np.exp(model.predict_log_ms(rows, cache))
+        pred = np.exp(model.predict_matrix(model.candidate_matrix(operator, problem, candidates, arch, device), cache))
         scored = [Ranked(c.instance, float(ms), "predicted ms (lightgbm)") for c, ms in zip(candidates, pred)]
         return sorted(scored, key=lambda r: (r.score, r.instance.name))
