@@ -66,11 +66,21 @@ class TiledGemm(GemmMatch, KernelFamily):
     key_cls = GemmKey
     template_package = "ck_plugin_gemm"
     template = "gemm_tiled.py.j2"
+    halves = True  # the template can split the tile's rows into two accumulators (GemmKey.halves)
 
     def check(self, key: GemmKey, arch: ArchSpec) -> list[str]:
         """Static validity on ``arch``: operand pipeline fits shared memory, tensor cores take the
-        dtype, the tile meets the MMA minimum K, accumulators fit the register file."""
+        dtype, the tile meets the MMA minimum K, accumulators fit the register file; ``halves``
+        only in this family, with halves of at least 64 rows (a warpgroup MMA's M) and, for fp8
+        with promoted accumulation, BLOCK_K <= 128 (a half promotes once per K step)."""
         reasons = []
+        if key.halves:
+            if not type(self).halves:
+                reasons.append(f"halves: family {self.name} has no two-accumulator tile")
+            if key.block_m < 128:
+                reasons.append(f"halves needs block_m >= 128 (halves of >= 64 rows), got {key.block_m}")
+            if key.dtype.value.startswith("fp8") and not key.fast_accum and key.block_k > 128:
+                reasons.append(f"halves with promoted fp8 accumulation needs block_k <= 128, got {key.block_k}")
         tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
         if tc not in arch.tensor_core_dtypes:
             reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
@@ -165,4 +175,4 @@ class TiledGemm(GemmMatch, KernelFamily):
     def features(self, key: GemmKey) -> dict[str, float]:
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "group_m": key.group_m,
                 "num_warps": key.num_warps, "num_stages": key.num_stages, "aligned": float(key.aligned),
-                "smem": smem_bytes(key)}
+                "smem": smem_bytes(key), "halves": float(key.halves)}

@@ -21,7 +21,11 @@ class GemmKey(KeyBase):
     divisible by 16, 32-bit offsets) versus the generic fallback (no assumptions, 64-bit offsets).
     ``epilogue``, ``batched`` and ``out_dtype`` name the fused epilogue, batching and output type
     compiled in (see :mod:`ck_plugin_gemm.epilogue`; ``same``: the input type, int32 for int8 and
-    bf16 for fp8 inputs); kernel sets declare plain keys and the registry derives the others."""
+    bf16 for fp8 inputs); kernel sets declare plain keys and the registry derives the others.
+    ``halves`` (``_h2``, tiled family only): the tile's rows are two halves of BLOCK_M / 2, each
+    with its own accumulator and dot. With fp8's promoted accumulation each half's partial sum is
+    added to its accumulator by CUDA cores, and the other half's MMAs can run meanwhile (a
+    single-accumulator kernel waits for its MMAs before every promotion)."""
 
     dtype: DType | QuantType = attrs.field(converter=element_type, validator=valid_element_type)
     layout: Layout = attrs.field(converter=enum_converter(Layout), validator=member_of(Layout))
@@ -36,11 +40,12 @@ class GemmKey(KeyBase):
     batched: bool = attrs.field(default=False, validator=boolean)
     out_dtype: str = attrs.field(default="same", validator=valid_out)
     fast_accum: bool = attrs.field(default=False, validator=boolean)
+    halves: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
         return (
             f"gemm_tiled_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
-            f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}_{'a16' if self.aligned else 'generic'}"
-            + variant_suffix(self)
+            f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_h2' if self.halves else ''}"
+            f"_{'a16' if self.aligned else 'generic'}" + variant_suffix(self)
         )

@@ -63,11 +63,20 @@ def _valid(keys, arch: ArchSpec) -> list[GemmKey]:
 # the configurations of the 16-bit set with BLOCK_K doubled (same bytes per K step).
 _QUANT = [(16, 64, 256, 4, 3, 8), (64, 128, 128, 4, 4, 8), (128, 128, 128, 8, 3, 8), (128, 256, 128, 8, 3, 8)]
 _QUANT_FALLBACK = [(16, 64, 128, 4, 3, 8), (64, 64, 64, 4, 2, 8)]
+# fp8 tiles with two row halves (GemmKey.halves), for promoted accumulation. In a standalone probe
+# on an H200 (benchmarks/fp8_promotion_probe.py, results/fp8_promotion_probe_h200.jsonl, six
+# Llama-3-sized shapes) 128x128x128 w4 s3 in halves ran 1.14x the same tile with one accumulator
+# and 1.06x the best single-accumulator kernel of the probe; 256x128x128 w8 s3 is unmeasured.
+_FP8_HALVES = [(128, 128, 128, 4, 3, 8), (256, 128, 128, 8, 3, 8)]
 
 
 def quant_keys(arch: ArchSpec) -> list[GemmKey]:
     """The int8 and fp8 instances (layout rcr), tiled and generic, for the arch's tensor cores."""
+    from attrs import evolve
+
     keys = [_key(q, Layout.RCR, c) for q in QuantType for c in _QUANT]
+    keys += [evolve(_key(q, Layout.RCR, c), halves=True) for q in (QuantType.FP8E4M3, QuantType.FP8E5M2)
+             for c in _FP8_HALVES]
     keys += [_key(q, Layout.RCR, c, aligned=False) for q in QuantType for c in _QUANT_FALLBACK]
     return _valid(keys, arch)
 

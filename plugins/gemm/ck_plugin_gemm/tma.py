@@ -43,6 +43,7 @@ class TmaGemm(TiledGemm):
     name = "gemm_tma"
     key_cls = TmaGemmKey
     template = "gemm_tma.py.j2"
+    halves = False
 
     def check(self, key: TmaGemmKey, arch: ArchSpec) -> list[str]:
         reasons = super().check(key, arch)

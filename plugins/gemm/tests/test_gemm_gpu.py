@@ -142,3 +142,21 @@ def test_quantized_top_instances_match_reference(quant_variants, case, shape):
             continue
         v = validate(quant_variants, "gemm", p, instance=r.instance.name, seed=11, interpret=False)
         assert v.passed, (r.instance.name, v)
+
+
+@pytest.mark.parametrize("case", [("fp8e4m3", None, "tensor"), ("fp8e4m3", "fp16", "row"), ("fp8e5m2", "bf16", "tensor")],
+                         ids=lambda c: "_".join(str(x) for x in c))
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (1040, 1008, 1024), (200, 4096, 14336)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp8_halves_instances_match_reference(registry, case, shape):
+    """Every default-set tile with two row halves (GemmKey.halves, aligned tiles: sizes divisible
+    by 16), compiled for the GPU; the last tile row is partly outside M on 1040 and 200."""
+    dtype, out, scale = case
+    M, N, K = shape
+    p = registry.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout="rcr", out_dtype=out, scale=scale)
+    cands, _ = registry.candidates(p)
+    halves = [c.instance for c in cands if c.instance.key.halves]
+    assert halves
+    for inst in halves:
+        v = validate(registry, "gemm", p, instance=inst.name, seed=13, interpret=False)
+        assert v.passed, (inst.name, v)

@@ -107,3 +107,42 @@ def test_bad_scale_tensors(reg):
     with pytest.raises(UnsupportedProblem, match="scale_a.dtype"):
         launch(reg, "gemm", p, {"a": a, "b": b, "scale_a": torch.ones(16, dtype=torch.float16),
                                 "scale_b": torch.ones(32)}, interpret=True)
+
+
+@pytest.mark.parametrize("dtype, layout, fields", [
+    ("fp8e4m3", "rcr", {"scale": "tensor"}),
+    ("fp8e5m2", "rcr", {"scale": "row", "out_dtype": "fp16", "bias": "col", "activation": "gelu"}),
+    ("fp8e4m3", "rcr", {"scale": "tensor", "fast_accum": True}),
+    ("int8", "rcr", {}),
+    ("bf16", "crr", {}),
+    ("fp16", "rrr", {"beta": 0.5}),
+])
+def test_halves_tiles(reg, dtype, layout, fields):
+    """Two row halves with their own accumulators (GemmKey.halves): M inside the first half, across
+    both, and odd sizes; fp8 promotes each K step's partial into its half's fp32 accumulator."""
+    from ck_plugin_gemm.keys import GemmKey
+
+    key = GemmKey(dtype=dtype, layout=layout, block_m=128, block_n=64, block_k=64 if dtype in ("bf16", "fp16") else 128,
+                  num_warps=4, num_stages=3, halves=True, aligned=False)
+    inst = reg.add("gemm_tiled", key)
+    for M, N, K in ((40, 48, 256), (200, 64, 384), (131, 37, 75)):
+        p = reg.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        run = reg.specialized(inst, p)
+        assert run.key.halves and "_h2_" in run.name
+        source = reg.job(run).source
+        promoted = dtype.startswith("fp8") and not fields.get("fast_accum")
+        assert ("acc0 += tl.dot(a0, b)" in source) == promoted and "max_num_imprecise_acc" not in source
+        assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True, seed=M)
+
+
+def test_halves_only_where_the_template_has_them(reg):
+    from ck_plugin_gemm.keys import GemmKey
+    from ck_plugin_gemm.tma import TmaGemmKey
+
+    tiled, tma = reg.catalog.families["gemm_tiled"], reg.catalog.families["gemm_tma"]
+    assert any("block_m >= 128" in r for r in tiled.check(GemmKey(dtype="fp8e4m3", layout="rcr", block_m=64,
+                                                                  block_n=128, block_k=128, halves=True), reg.arch))
+    assert any("block_k <= 128" in r for r in tiled.check(GemmKey(dtype="fp8e4m3", layout="rcr", block_m=128,
+                                                                  block_n=64, block_k=256, halves=True), reg.arch))
+    assert any("no two-accumulator tile" in r for r in tma.check(TmaGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128,
+                                                                            block_n=128, block_k=128, halves=True), reg.arch))

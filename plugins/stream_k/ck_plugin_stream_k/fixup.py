@@ -25,6 +25,7 @@ class FixupGemm(TiledGemm):
 
     extra_ints: tuple[str, ...] = ()
     batches = False
+    halves = False
 
     def check(self, key: GemmKey, arch: ArchSpec) -> list[str]:
         reasons = super().check(key, arch)
