@@ -1,4 +1,6 @@
 # Source on the device machine: installs the carried wheels (.whl) and ckcore + plugins, editable.
+# .whl holds stevedore 5.10.0 and lightgbm 4.7.0, and for compiled selection trees lleaves 1.3.0 and
+# llvmlite 0.44.0 (cp312; `python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 ...`).
 set -e
 python3 -m pip install -q --no-index --no-deps --no-build-isolation .whl/*.whl 2>&1 | grep -v -i warning || true
 python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . -e plugins/gemm -e plugins/stream_k -e plugins/grouped_conv -e plugins/depthwise -e examples/softmax 2>&1 | grep -v -i warning || true
