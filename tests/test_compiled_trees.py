@@ -120,3 +120,17 @@ def test_without_lleaves_lightgbm_predicts_and_says_why(op_model, tmp_path, monk
     monkeypatch.setattr(compiled, "available", lambda: "lleaves is not installed (test)")
     reg_trees, _, how = model.evaluators(Cache(tmp_path / "cache"), compile=True)
     assert reg_trees is model.booster and how == "LightGBM trees (lleaves is not installed (test))"
+
+
+def test_an_entry_that_fails_to_load_leaves_selection_to_lightgbm(op_model, tmp_path, monkeypatch):
+    _, model = op_model
+    cache = Cache(tmp_path / "cache")
+    compiled.compile_into(cache, model.texts[0], "regressor")
+
+    def broken(text_path, object_path):
+        raise OSError("cannot map the object file")
+
+    monkeypatch.setattr(compiled, "_open", broken)
+    fresh = load_model("ckt_fast", "gemm", "sm_90")
+    booster, _, how = fresh.evaluators(cache)
+    assert booster is fresh.booster and "loading compiled ones failed" in how and "cannot map" in how

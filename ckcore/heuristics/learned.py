@@ -172,8 +172,16 @@ class Model:
             label = f"selection model {self.meta.get('op')}/{self.meta.get('arch')}"
             get = (lambda text, what: compiled.compile_into(cache, text, f"{label} {what}")) if compile else \
                 (lambda text, what: compiled.load(cache, text))
-            reg = get(self.texts[0], "regressor")
-            rank = get(self.texts[1], "ranker") if self.ranker is not None and self.texts[1] else None
+            try:
+                reg = get(self.texts[0], "regressor")
+                rank = get(self.texts[1], "ranker") if self.ranker is not None and self.texts[1] else None
+            except Exception as exc:
+                if compile:
+                    raise
+                # an entry that lleaves or LLVM cannot load must not fail selection
+                found = (self.booster, self.ranker, f"LightGBM trees (loading compiled ones failed: {exc!r})")
+                self._compiled[root] = found
+                return found
             if reg is None or (self.ranker is not None and rank is None):
                 found = (self.booster, self.ranker, "LightGBM trees (not compiled yet: `ckcore build` compiles them)")
             else:
