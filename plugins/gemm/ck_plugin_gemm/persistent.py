@@ -1,5 +1,5 @@
 """The ``gemm_persistent`` kernel family (Hopper and later): a persistent grid of one program per
-SM walking the output tiles in grouped order, operands through device-side TMA descriptors,
+SM (``programs_per_sm``: more) walking the output tiles in grouped order, operands through device-side TMA descriptors,
 and the epilogue on column subtiles.
 
 Each program creates its descriptors once and loops over tiles ``pid, pid + P, ...`` (P = the
@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import attrs
 
 from ckcore.arch import ArchSpec, DeviceSpec
-from ckcore.keys import boolean
+from ckcore.keys import boolean, int_in
 
 from .epilogue import out_type, variant_suffix
 from .family import smem_bytes
@@ -34,16 +34,21 @@ __all__ = ["PersistentGemmKey", "PersistentGemm"]
 @attrs.frozen(kw_only=True)
 class PersistentGemmKey(TmaGemmKey):
     """A ``gemm_persistent`` kernel: the fields of :class:`TmaGemmKey` plus ``flatten`` (one
-    software pipeline over tiles and K steps) and ``subtile`` (C stored in 64-column slices)."""
+    software pipeline over tiles and K steps), ``subtile`` (C stored in 64-column slices) and
+    ``programs_per_sm`` (the grid: that many programs per SM, ``_p{n}`` when above 1, so that two
+    resident programs can overlap one's CUDA-core work with the other's MMAs; with ``halves``,
+    fp8's promotion adds)."""
 
     flatten: bool = attrs.field(default=True, validator=boolean)
     subtile: bool = attrs.field(default=False, validator=boolean)
+    programs_per_sm: int = attrs.field(default=1, validator=int_in(1, 4))
 
     @property
     def name(self) -> str:
         return (f"gemm_persistent_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}"
-                f"{'_flat' if self.flatten else ''}{'_sub' if self.subtile else ''}" + variant_suffix(self))
+                f"{'_flat' if self.flatten else ''}{'_sub' if self.subtile else ''}{'_h2' if self.halves else ''}"
+                f"{f'_p{self.programs_per_sm}' if self.programs_per_sm > 1 else ''}" + variant_suffix(self))
 
 
 def subtiles(key: PersistentGemmKey) -> int:
@@ -58,6 +63,7 @@ class PersistentGemm(TmaGemm):
     key_cls = PersistentGemmKey
     template = "gemm_persistent.py.j2"
     batches = False
+    halves = True
 
     def check(self, key: PersistentGemmKey, arch: ArchSpec) -> list[str]:
         reasons = [r for r in super().check(key, arch) if "pipeline + output tile" not in r]
@@ -67,9 +73,14 @@ class PersistentGemm(TmaGemm):
             reasons.append("warp_specialize with subtile: Triton 3.6 fails to compile the split epilogue")
         if key.subtile and key.block_n // 64 not in (2, 4):
             reasons.append(f"subtile needs block_n 128 or 256 (64-column slices), got {key.block_n}")
-        staging = key.block_m * key.block_n // subtiles(key) * out_type(key).itemsize
+        staging = key.block_m // (2 if key.halves else 1) * key.block_n // subtiles(key) * out_type(key).itemsize
         if smem_bytes(key) + staging > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output staging) > {arch.smem_per_block_bytes} B")
+        if key.halves and key.warp_specialize:
+            reasons.append("halves with warp_specialize: unvalidated (in a probe, Triton 3.6 wrote wrong results for some)")
+        need = key.programs_per_sm * (smem_bytes(key) + staging)
+        if key.programs_per_sm > 1 and need > arch.smem_per_sm_bytes:
+            reasons.append(f"programs_per_sm {key.programs_per_sm}: {need} B of shared memory > {arch.smem_per_sm_bytes} B per SM")
         return reasons
 
     def core_signature(self, key: PersistentGemmKey) -> dict[str, str]:
@@ -85,7 +96,7 @@ class PersistentGemm(TmaGemm):
         return (self._programs(key, p), 1, 1)
 
     def _programs(self, key: PersistentGemmKey, p) -> int:
-        return min(self.sm_count, math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n))
+        return min(self.sm_count * key.programs_per_sm, math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n))
 
     #: Programs at most: the SM count of the H100 SXM and H200 (arch spec ``sm_90``). The kernel
     #: takes the grid size as an argument, so another count is correct, only less balanced.
@@ -103,4 +114,5 @@ class PersistentGemm(TmaGemm):
         return estimate_ms(key, p, arch, device)
 
     def features(self, key: PersistentGemmKey) -> dict[str, Any]:
-        return {**super().features(key), "persistent": 1.0, "flatten": float(key.flatten), "subtile": float(key.subtile)}
+        return {**super().features(key), "persistent": 1.0, "flatten": float(key.flatten), "subtile": float(key.subtile),
+                "programs_per_sm": float(key.programs_per_sm)}

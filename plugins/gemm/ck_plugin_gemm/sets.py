@@ -174,12 +174,34 @@ _PERSISTENT_QUANT_FULL = _PERSISTENT_QUANT + [
     (128, 128, 256, 8, 3, 8, False, True, False)]
 
 
+# fp8, two row halves (GemmKey.halves) with two programs per SM: the fp8 promotion probe's fastest
+# construct (benchmarks/fp8_promotion_probe.py: 0.88 of torch._scaled_mm on six shapes, 1.06x its
+# best single-accumulator kernel); the one-program twin separates the two effects; the flattened,
+# subtiled one is the family's usual shape. (bm, bn, bk, warps, stages, group, flatten, subtile,
+# programs per SM)
+_PERSISTENT_FP8_HALVES = [(128, 128, 128, 4, 3, 8, False, False, 2), (128, 128, 128, 4, 3, 8, False, False, 1),
+                          (128, 128, 128, 4, 3, 8, True, True, 2)]
+
+
 def persistent_default_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT, _PERSISTENT_DEFAULT_FP32, _PERSISTENT_QUANT)
+    return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT, _PERSISTENT_DEFAULT_FP32, _PERSISTENT_QUANT)
+            + _persistent_fp8_halves(arch))
+
+
+def _persistent_fp8_halves(arch: ArchSpec) -> list:
+    from .persistent import PersistentGemm, PersistentGemmKey
+
+    if not arch.tma:
+        return []
+    keys = [PersistentGemmKey(dtype=q, layout=Layout.RCR, block_m=bm, block_n=bn, block_k=bk, num_warps=w, num_stages=s,
+                              group_m=g, flatten=flat, subtile=sub, halves=True, programs_per_sm=per_sm)
+            for q in (QuantType.FP8E4M3, QuantType.FP8E5M2)
+            for bm, bn, bk, w, s, g, flat, sub, per_sm in _PERSISTENT_FP8_HALVES]
+    return [k for k in keys if not PersistentGemm().check(k, arch)]
 
 
 def persistent_full_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL)
+    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL) + _persistent_fp8_halves(arch)
 
 
 def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:

@@ -146,3 +146,36 @@ def test_halves_only_where_the_template_has_them(reg):
                                                                   block_n=64, block_k=256, halves=True), reg.arch))
     assert any("no two-accumulator tile" in r for r in tma.check(TmaGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128,
                                                                             block_n=128, block_k=128, halves=True), reg.arch))
+
+
+@pytest.mark.parametrize("dtype, layout, flatten, fields", [
+    ("fp8e4m3", "rcr", False, {"scale": "tensor"}),
+    ("fp8e5m2", "rcr", True, {"scale": "row", "out_dtype": "fp16", "bias": "col", "activation": "silu"}),
+    ("int8", "rcr", True, {}),
+    ("bf16", "crr", False, {"beta": 0.5}),
+])
+def test_persistent_halves_and_programs_per_sm(reg, dtype, layout, flatten, fields):
+    """The persistent family with two row halves and two programs per SM: each program walks
+    tiles pid, pid + P, ...; the halves load, accumulate and store their own rows (subtiled or
+    not), the second half partly or wholly outside M."""
+    bk = 64 if dtype == "bf16" else 128
+    key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=128, block_n=128, block_k=bk, num_warps=4,
+                            num_stages=3, flatten=flatten, subtile=flatten, halves=True, programs_per_sm=2)
+    inst = reg.add("gemm_persistent", key)
+    assert "_h2" in inst.name and inst.name.endswith("_p2")
+    for M, N, K in ((64, 128, 256), (200, 256, 384)):
+        p = reg.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True, seed=M)
+    fam = reg.catalog.families["gemm_persistent"]
+    assert fam.grid(key, reg.problem("gemm", M=4096, N=4096, K=256, dtype=dtype, layout=layout, **fields))[0] == 2 * 132
+    assert fam.grid(key, reg.problem("gemm", M=256, N=256, K=256, dtype=dtype, layout=layout, **fields))[0] == 4
+
+
+def test_persistent_halves_checks(reg):
+    fam = reg.catalog.families["gemm_persistent"]
+    ws = PersistentGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=128, block_k=128, num_warps=4,
+                           num_stages=3, flatten=False, warp_specialize=True, halves=True)
+    assert any("warp_specialize" in r for r in fam.check(ws, reg.arch))
+    big = PersistentGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=256, block_k=128, num_warps=8,
+                            num_stages=4, programs_per_sm=2)
+    assert any("per SM" in r for r in fam.check(big, reg.arch))
