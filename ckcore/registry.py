@@ -299,7 +299,7 @@ class Registry:
         """Let the heuristic driver prepare each op's selection (``lightgbm``: compile its
         model's trees into the cache); ``{op: what selection will use}``."""
         heuristic = get_heuristic(self.settings.heuristic)
-        prepare = getattr(heuristic, "prepare", None) or getattr(getattr(heuristic, "_model", None), "prepare", None)
+        prepare = getattr(heuristic, "prepare", None)
         return {op: prepare(self, op) for op in sorted(ops)} if prepare else {}
 
     # selecting --------------------------------------------------------------------------------

@@ -27,3 +27,14 @@ def small_set(tmp_path):
     p = tmp_path / "small_set.json"
     p.write_text(json.dumps(SMALL_SET))
     return p
+
+
+@pytest.fixture(scope="module")
+def h200_gemm_registry(tmp_path_factory):
+    """An sm_90 registry with the gemm default set, the H200's peaks and a cache of its own
+    (one per test module): the selection-model tests' registry."""
+    from ckcore import Registry, Settings
+
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")), device_name="NVIDIA H200")
+    r.declare("gemm", "default")
+    return r

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 import pytest
 
-from ckcore import Registry, Settings
+from ckcore import Registry
 from ckcore.cache import Cache
 from ckcore.heuristics import Candidate, compiled
 from ckcore.heuristics.learned import LightGBMHeuristic, feature_matrix, load_model, pair_features, problem_features
@@ -20,10 +20,8 @@ pytestmark = pytest.mark.skipif(compiled.available() is not None, reason=str(com
 
 
 @pytest.fixture(scope="module")
-def reg(tmp_path_factory):
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")), device_name="NVIDIA H200")
-    r.declare("gemm", "default")
-    return r
+def reg(h200_gemm_registry):
+    return h200_gemm_registry
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ckcore import Registry, Settings
 from ckcore.cli import main
 from ckcore.heuristics import Candidate
 from ckcore.heuristics.learned import (RANKED_TARGET, RESIDUAL_TARGET, LightGBMHeuristic, feature_matrix, load_model,
@@ -19,10 +18,8 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(scope="module")
-def reg(tmp_path_factory):
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")), device_name="NVIDIA H200")
-    r.declare("gemm", "default")
-    return r
+def reg(h200_gemm_registry):
+    return h200_gemm_registry
 
 
 @pytest.fixture(scope="module")

@@ -89,6 +89,10 @@ class AutotuneHeuristic:
         where = "interpreter" if registry.interpret else device
         return AutotuneStore(Path(registry.cache.root) / "autotune" / f"{op}_{registry.arch.arch}_{where}.json")
 
+    def prepare(self, registry, op: str) -> str:
+        """The ``lightgbm`` model's preparation (its ranking picks what is measured)."""
+        return self._model.prepare(registry, op)
+
     def rank(self, problem: ProblemBase, candidates: Sequence[Candidate], arch: ArchSpec, device: DeviceSpec,
              registry=None) -> list[Ranked]:
         ranked = self._model.rank(problem, candidates, arch, device, registry)
