@@ -133,6 +133,12 @@ _TMA_PATCHES = [(1, 64), (1, 128), (2, 64), (4, 32), (4, 16), (8, 16), (8, 8), (
 # ResNet layers, batch 1, folded 1x1 filters), forward and backward-data.
 _TMA_SPLIT = [(8, 8, 128, 64, 4, 4), (4, 16, 128, 64, 4, 4), (1, 64, 64, 64, 4, 4), (1, 128, 128, 64, 8, 3),
               (4, 32, 128, 64, 8, 3)]
+# Merged groups (ResNeXt's 4-16 channels per group): 16x16 patches of 32 reduction channels and 32
+# columns (2, 4 or 8 groups), 8 or 4 warps, 3 stages; the six that reached 1.000 of the best of 105
+# (with the pointer family's merged tiles) on the 12 bf16 stride-1 grouped suite rows, forward and
+# backward-data, H200 (benchmarks/results/tma_gpb_sweep_{fwd,bwd_data}_h200.jsonl.gz,
+# benchmarks/run_tma_gpb_sweep.sh): (block_h, block_w, block_n, block_k, num_warps, num_stages, gpb).
+_TMA_MERGED = [(16, 16, 32, 32, w, 3, gpb) for w in (8, 4) for gpb in (2, 4, 8)]
 
 
 # Backward-weight: (block_h, block_w, block_m, block_n, num_warps, num_stages, split_k). The 12
@@ -147,8 +153,8 @@ _TMA_WGRAD = [(4, 32, 64, 64, 4, 3, 4), (1, 128, 64, 64, 4, 3, 16), (8, 16, 64, 
 
 
 def tma_set(family, arch: ArchSpec, full: bool) -> list:
-    """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`, and
-    :data:`_TMA_SPLIT` split 2 and 4 ways, per dtype (fp32 with a 32-wide reduction step: 128
+    """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`,
+    :data:`_TMA_SPLIT` split 2 and 4 ways, and the merged-group :data:`_TMA_MERGED`, per dtype (fp32 with a 32-wide reduction step: 128
     bytes), and with ``full`` every patch ×
     (64, 128, 256) channels × 4 or 8 warps × 3 or 4 stages. Backward-weight: :data:`_TMA_WGRAD`
     (``full`` adds splits 1 and 256)."""
@@ -173,4 +179,7 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
         for bh, bw, bn, bk, w, s, split in cfgs:
             add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize, num_warps=w,
                 num_stages=s, split_k=split)
+        for bh, bw, bn, bk, w, s, gpb in _TMA_MERGED:  # 32 channels whatever the dtype: 4-16 per group
+            add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk, num_warps=w, num_stages=s,
+                groups_per_block=gpb)
     return keys

@@ -64,6 +64,11 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     :ivar split_k: programs sharing one output tile's reduction (taps × channel blocks), fp32
         partials summed in fixed order (deterministic); for grids too small to fill the GPU
         (``_k<split>`` in the name when above 1).
+    :ivar groups_per_block: groups one program serves at once (``_gpb<n>`` in the name when
+        above 1), for few channels per group (ResNeXt's 4-32): the patch's channels of ``gpb``
+        consecutive groups are one TMA box (``gpb · C/G`` reduction channels, at most
+        ``block_k``), and the filter tile is block-diagonal, gathered with pointers (a group's
+        outputs see only its own inputs). One reduction step per tap and one column tile.
     """
 
     direction: ClassVar[str] = ""
@@ -75,6 +80,7 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     num_warps: int = attrs.field(default=4, validator=power_of_two_in(1, 16))
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
+    groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 64))
 
     unit_stride: ClassVar[bool] = True  # backward-data's stride-1 flag, read by the rules
 
@@ -86,7 +92,8 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     @property
     def name(self) -> str:
         return (f"conv_tma_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
-                f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}" + (f"_k{self.split_k}" if self.split_k > 1 else ""))
+                f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}" + (f"_k{self.split_k}" if self.split_k > 1 else "")
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -175,6 +182,9 @@ class ConvTmaFamily(KernelFamily):
             reasons.append(f"block_k {key.block_k} x {key.dtype.itemsize} B > 128 B (one swizzled TMA row)")
         if not 64 <= key.block_m <= 256:
             reasons.append(f"block_h*block_w = {key.block_m} outside [64, 256] (one or two warpgroup MMA tiles)")
+        if key.groups_per_block > 1 and key.split_k > 1:
+            reasons.append(f"groups_per_block {key.groups_per_block} with split_k {key.split_k}: merged groups take "
+                           "one reduction step per tap, too few to split")
         return reasons
 
     def bucket(self, key: ConvTmaKey):
@@ -191,10 +201,15 @@ class ConvTmaFamily(KernelFamily):
             return f"TMA kernels need stride 1 (stride {list(p.stride)})"
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        item = p.dtype.itemsize
+        item, gpb = p.dtype.itemsize, key.groups_per_block
+        if gpb > 1:
+            why = self._merged_reason(key, p)
+            if why:
+                return why
         for field in ("Cg", "Kg"):
-            if getattr(p, field) * item % 16:
-                return f"TMA needs {field} * {item} B % 16 == 0 ({field}={getattr(p, field)}, a descriptor stride)"
+            if gpb * getattr(p, field) * item % 16:
+                return (f"TMA needs {'groups_per_block * ' if gpb > 1 else ''}{field} * {item} B % 16 == 0 "
+                        f"({field}={getattr(p, field)}{f', groups_per_block={gpb}' if gpb > 1 else ''}: a descriptor stride)")
         for role, count in p.numel().items():
             if count > INT32_MAX:
                 return f"tensor {role} has {count} elements, beyond 32-bit TMA coordinates"
@@ -203,12 +218,25 @@ class ConvTmaFamily(KernelFamily):
             return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
         return self._split_reason(key, p)
 
+    def _merged_reason(self, key: ConvTmaKey, p: ConvProblem) -> str | None:
+        """Why merged groups (``groups_per_block`` > 1) cannot serve ``p``: G not a multiple of
+        them, or their reduction channels or columns beyond one tile."""
+        g, gpb = geometry(self.direction, p), key.groups_per_block
+        if p.G % gpb:
+            return f"G={p.G} is not a multiple of groups_per_block={gpb}"
+        if gpb * g["RED"] > key.block_k:
+            return f"groups_per_block * {g['RED']} reduction channels per group > block_k {key.block_k}"
+        if gpb * g["COLS"] > key.block_n:
+            return f"groups_per_block * {g['COLS']} channels per group > block_n {key.block_n}"
+        return None
+
     def _split_reason(self, key, p: ConvProblem) -> str | None:
         return split_reason(self, key, p, self._steps(key, p))
 
     def _steps(self, key, p: ConvProblem) -> int:
-        """Reduction steps of one output tile: taps × blocks of ``block_k`` reduction channels."""
-        return p.taps * math.ceil(geometry(self.direction, p)["RED"] / key.block_k)
+        """Reduction steps of one output tile: taps × blocks of ``block_k`` reduction channels
+        (of ``groups_per_block`` groups)."""
+        return p.taps * math.ceil(key.groups_per_block * geometry(self.direction, p)["RED"] / key.block_k)
 
     def signature(self, key) -> dict[str, str]:
         """The three tensors (and with a split the fp32 partials and int32 counters), then the
@@ -233,7 +261,8 @@ class ConvTmaFamily(KernelFamily):
     def grid(self, key: ConvTmaKey, p: ConvProblem) -> tuple[int, int, int]:
         g = geometry(self.direction, p)
         pixels = g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
-        return pixels, math.ceil(g["COLS"] / key.block_n), p.G * key.split_k
+        gpb = key.groups_per_block
+        return pixels, math.ceil(gpb * g["COLS"] / key.block_n), p.G // gpb * key.split_k
 
     def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
         """Split instances' partial tiles and counters (:func:`.family.split_workspaces`)."""
@@ -257,10 +286,13 @@ class ConvTmaFamily(KernelFamily):
         return rules.estimate_ms(self, key, p, arch, device)
 
     def features(self, key) -> dict[str, float]:
-        """Tile sizes (the pixel patch too), warps, stages, split and ``tma``."""
-        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
-                "block_w": key.block_w, "num_warps": key.num_warps, "num_stages": key.num_stages,
-                "split_k": float(key.split_k), "tma": 1.0}
+        """Tile sizes (the pixel patch too), warps, stages, split, merged groups and ``tma``."""
+        feats = {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
+                 "block_w": key.block_w, "num_warps": key.num_warps, "num_stages": key.num_stages,
+                 "split_k": float(key.split_k), "tma": 1.0}
+        if self.direction != "bwd_weight":  # one group per program there
+            feats["groups_per_block"] = float(key.groups_per_block)
+        return feats
 
     def pair_features(self, key, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the pixel patches and channel tiles (tile

@@ -15,6 +15,8 @@ from cases import DTYPES, MATRIX, OPS, SPECIAL, case, layout  # noqa: E402
 # Larger problems that reach the aligned, merged and split-K instances.
 GPU_CASES = {
     "resnext_like": case(2, 4, 32, 128, 128, (14, 14), 3, pad=1),
+    # TMA merged groups: 16 channels per group (2 groups of a 32-channel box), patches cut off.
+    "resnext_cg16": case(2, 2, 8, 128, 128, (17, 18), 3, pad=1),
     "regnet_like": case(2, 2, 6, 240, 240, (14, 14), 3, pad=1),
     "dense_3x3": case(2, 8, 1, 64, 64, (16, 16), 3, pad=1),
     "dense_s2": case(2, 8, 1, 64, 128, (17, 17), 3, stride=2, pad=1),

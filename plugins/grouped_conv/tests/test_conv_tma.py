@@ -25,9 +25,11 @@ CASES = {
 }
 
 
-def _tma_instances(reg, op, dtype):
-    return sorted((i for i in reg.of_op(op) if i.family.startswith("conv_tma") and i.key.dtype.value == dtype),
-                  key=lambda i: i.name)
+def _tma_instances(reg, op, dtype, merged=False):
+    """The default TMA instances of ``op`` in ``dtype``: one group per program, or (``merged``)
+    several."""
+    return sorted((i for i in reg.of_op(op) if i.family.startswith("conv_tma") and i.key.dtype.value == dtype
+                   and (i.key.groups_per_block > 1) == merged), key=lambda i: i.name)
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
@@ -141,6 +143,63 @@ def test_tma_misaligned_pointers_are_refused(reg):
     p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout="nhwgc", ptr_align=2)
     inst = _tma_instances(reg, "grouped_conv_fwd", "bf16")[0]
     assert "16-byte aligned" in reg.family(inst).supports(inst.key, p)
+
+
+# Merged groups: few channels per group (C/G, K/G), several groups per program.
+MERGED_CASES = {
+    "cg4": case(2, 2, 8, 32, 32, (6, 5), 3, pad=1),                                   # gpb 2, 4, 8
+    "cg8_kg16": case(2, 1, 4, 32, 64, (5, 7), 3, pad=(2, 1), dilation=(2, 1)),        # K/G != C/G
+    "cg4_3d_depth_taps_outside": case(3, 1, 8, 32, 32, (3, 4, 5), 3, pad=(2, 1, 0), dilation=(2, 1, 1)),
+    "cg8_1d": case(1, 2, 4, 32, 32, 19, 5, pad=2),
+    "cg16_odd_patches": case(2, 1, 2, 32, 32, (17, 18), 3, pad=1),                  # 16x16 patches cut off
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(MERGED_CASES))
+@pytest.mark.parametrize("op", TMA_OPS)
+def test_tma_merged_groups_match_reference(reg, op, name, dtype):
+    """Every merged-group instance of the default set that serves the case (block-diagonal filter
+    tiles gathered with pointers, the groups' channels one TMA box, partial tiles zero-filled
+    and clipped)."""
+    fields = MERGED_CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    ran = 0
+    for n, inst in enumerate(i for i in _tma_instances(reg, op, dtype, merged=True) if i.key.num_warps == 4):
+        why = reg.family(inst).supports(inst.key, p)
+        if why is not None:
+            assert "block_k" in why or "block_n" in why or "multiple of groups_per_block" in why, why
+            continue
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=30 + n)
+        ran += 1
+    assert ran >= 1
+
+
+@pytest.mark.parametrize("op", TMA_OPS)
+@pytest.mark.parametrize("fields,dtype,expected", [
+    (case(2, 1, 6, 24, 24, (8, 8), 3, pad=1), "bf16", "G=6 is not a multiple of groups_per_block=4"),
+    (case(2, 1, 8, 128, 128, (8, 8), 3, pad=1), "bf16", "channels per group"),          # 4 x 16 > 32
+    (case(2, 1, 8, 8, 8, (8, 8), 3, pad=1), "bf16", "groups_per_block * Cg * 2 B % 16"),  # 4 groups x 1 channel
+])
+def test_tma_merged_groups_refusals(reg, op, fields, dtype, expected):
+    p = reg.problem(op, **fields, dtype=dtype, layout="nhwgc")
+    inst = next(i for i in _tma_instances(reg, op, dtype, merged=True) if i.key.groups_per_block == 4)
+    why = reg.family(inst).supports(inst.key, p)
+    assert why is not None and expected in why, why
+
+
+def test_tma_merged_groups_keys(reg):
+    """Merged groups take one reduction step per tap: no split; the name says ``_gpb<n>``; the
+    grid's last dimension counts blocks of groups."""
+    from ckcore.arch import load
+    from ck_plugin_grouped_conv.tma import ConvTmaFwd, ConvTmaFwdKey
+
+    key = ConvTmaFwdKey(dtype="bf16", block_h=16, block_w=16, block_n=32, block_k=32, groups_per_block=4, split_k=2)
+    assert any("too few to split" in r for r in ConvTmaFwd().check(key, load("sm_90")))
+    inst = next(i for i in _tma_instances(reg, "grouped_conv_fwd", "bf16", merged=True) if i.key.groups_per_block == 8)
+    assert inst.name.endswith("_gpb8")
+    p = reg.problem("grouped_conv_fwd", **MERGED_CASES["cg4"], dtype="bf16", layout="nhwgc")
+    assert reg.family(inst).grid(inst.key, p) == (2, 1, 1)  # 2 images x one 16x16 patch, 1 column tile, 8 / 8 groups
 
 
 def test_tma_keys_validate_and_check_the_arch(reg):
