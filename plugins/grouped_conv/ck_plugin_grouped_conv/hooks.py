@@ -16,7 +16,10 @@ def ck_register_operators(register):
 @hookimpl
 def ck_register_kernel_families(register):
     from .family import FAMILIES
+    from .pointwise import pointwise_families
     from .tma import TMA_FAMILIES
 
     for family in FAMILIES + TMA_FAMILIES:
         register(family())
+    for family in pointwise_families():  # the gemm op's kernels on pointwise problems, where installed
+        register(family)

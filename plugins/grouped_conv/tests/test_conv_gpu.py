@@ -1,6 +1,8 @@
 """Grouped convolution on the GPU against the NumPy float64 reference (run through the device tool):
 every instance that supports each case, the TMA families included."""
 
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -32,7 +34,10 @@ GPU_CASES = {
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory):
-    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c")))
+    # A cache the caller already built into (CKCORE_CACHE_DIR: content-addressed and checked on
+    # every load, so sharing it is safe) saves compiling every default instance again.
+    cache = os.environ.get("CKCORE_CACHE_DIR") or tmp_path_factory.mktemp("c")
+    r = Registry("sm_90", settings=Settings(cache_dir=cache))
     for op in OPS:
         r.declare(op, "default")
     report = r.build(max_workers=16, progress=False)
