@@ -5,7 +5,7 @@
 # dataset's missing pairs (benchmarks/collect_datasets.sh) and every default instance on the
 # pointwise training suite (benchmarks/suites/conv_pointwise.jsonl: 1x1 layers of ResNet-50,
 # MobileNetV2, EfficientNet-B0, ConvNeXt-T, a 3-D ResNet and Conformer); the op's model retrained
-# on the device; `ckcore bench` of the public conv suite against cuDNN. Results: one tarball
+# on the device; `ckcore bench` of the public conv suite (BENCH_SUITE) against cuDNN. Results: one tarball
 # $OUT/pointwise_res.tgz (the device tool returns few files).
 # usage (device machine, repository root): OUT=/path [MAX=200] [TEST_S=150] [BENCH_S=150] \
 #   bash benchmarks/run_pointwise_gpu.sh grouped_conv_fwd [grouped_conv_bwd_data ...]
@@ -30,7 +30,7 @@ for op in "$@"; do
     --max-seconds "${MAX:-200}" 2>"$res/${op}_tune_pointwise.log" | tail -1
   ckcore train "$op" --data "$res/datasets/${op}_h200.jsonl.gz" --out "$models" 2>&1 | tee "$res/train_$dir.txt"
   mkdir -p "$res/models" && cp "$models/${op}_sm_90".* "$res/models/"
-  timeout "${BENCH_S:-150}" ckcore bench "$op" --suite benchmarks/suites/conv.jsonl \
+  timeout "${BENCH_S:-150}" ckcore bench "$op" --suite "${BENCH_SUITE:-benchmarks/suites/conv.jsonl}" \
     --out "$res/bench_conv_${dir}_h200.jsonl" 2>&1 | tail -1
 done
 rm -f "$res"/datasets/*.lock

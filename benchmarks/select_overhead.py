@@ -1,6 +1,7 @@
 """Host-side cost of selection (CPU only, no GPU needed): first (cold) selection of a problem
 over the declared set, and the memoised lookup that every later dispatch of it pays.
 usage: python benchmarks/select_overhead.py [--set default] [--heuristic rules|lightgbm]
+       [--op gemm|grouped_conv_fwd|... --suite benchmarks/suites/conv.jsonl]
 (with lightgbm, run with CKCORE_DISABLE_PLUGINS=stream_k: the shipped gemm model has no split-K data)
 """
 
@@ -18,12 +19,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", default="default")
     ap.add_argument("--heuristic", default="rules")
+    ap.add_argument("--op", default="gemm")
+    ap.add_argument("--suite", default="benchmarks/suites/gemm.jsonl")
     args = ap.parse_args()
     settings = attrs.evolve(Settings.from_env(), heuristic=args.heuristic)
     reg = Registry("sm_90", settings=settings, device_name="NVIDIA H200")
-    reg.declare("gemm", args.set)
-    rows = [json.loads(l) for l in open("benchmarks/suites/gemm.jsonl")]
-    problems = [reg.problem("gemm", **{k: v for k, v in r.items() if k not in ("op", "name")}) for r in rows]
+    reg.declare(args.op, args.set)
+    rows = [json.loads(l) for l in open(args.suite)]
+    problems = [reg.problem(args.op, **{k: v for k, v in r.items() if k not in ("op", "name")}) for r in rows]
     reg.select(problems[0])  # loads the heuristic (and its model) once
     reg._selections.clear()
     cold, warm, cands, notes = [], [], [], set()
@@ -37,7 +40,7 @@ def main():
         for _ in range(1000):
             reg.select(p)
         warm.append((time.perf_counter() - t0) * 1e3)  # us per call
-    print(json.dumps({"heuristic": args.heuristic, "instances": len(reg.instances), "problems": len(problems),
+    print(json.dumps({"op": args.op, "heuristic": args.heuristic, "instances": len(reg.instances), "problems": len(problems),
                       "candidates_median": statistics.median(cands), "candidates_max": max(cands),
                       "cold_select_us_median": statistics.median(cold), "cold_select_us_max": max(cold),
                       "memoised_select_us_median": statistics.median(warm), "notes": sorted(notes)}))

@@ -26,7 +26,7 @@ from ..keys import ProblemBase
 from . import Candidate, Ranked
 from .rules import RulesHeuristic
 
-__all__ = ["problem_features", "pair_features", "feature_matrix", "predict_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model",
+__all__ = ["problem_features", "pair_features", "feature_matrix", "predict_matrix", "Model", "ModelMismatch", "LightGBMHeuristic", "load_model", "load_model_from",
            "RESIDUAL_TARGET", "RANKED_TARGET"]
 
 
@@ -220,9 +220,14 @@ class Model:
 
 def load_model(package: str, op: str, arch: str) -> Model | None:
     """The model of (op, arch) shipped in ``package``'s ``models/`` folder, or None."""
+    return load_model_from(resources.files(package) / "models", op, arch)
+
+
+def load_model_from(folder, op: str, arch: str) -> Model | None:
+    """The model of (op, arch) in ``folder`` (``<op>_<arch>.txt`` and ``.json``, a ``pathlib`` or
+    ``importlib.resources`` path), or None. :raises ModelMismatch: the metadata is incomplete."""
     import lightgbm
 
-    folder = resources.files(package) / "models"
     text, meta = folder / f"{op}_{arch}.txt", folder / f"{op}_{arch}.json"
     if not (text.is_file() and meta.is_file()):
         return None

@@ -45,11 +45,8 @@ __all__ = ["DIRECTIONS", "LAYOUT", "PointwiseGemm", "pointwise_reason", "gemm_fi
 LAYOUT = {"fwd": "rcr", "bwd_data": "rrr", "bwd_weight": "crr"}
 CONV_DTYPES = frozenset(DType)
 
-#: Directions served. Backward-data's mapping is defined and tested (``gemm_fields``,
-#: ``gemm_views``), and the H200 probe found its GEMMs faster on two of four ResNet-50 rows, but
-#: its families stay unregistered until its selection model has measurements of them: a family
-#: the model never saw sends the problem's whole ranking to the ``rules`` fallback.
-DIRECTIONS = ("fwd", "bwd_weight")
+#: Directions served (each op's shipped selection model has measurements of its families).
+DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 
 #: (module, class, directions) of the wrapped gemm families. Split-K only for backward-weight,
 #: whose reduction runs over M = N · pixels (forward and backward-data reduce over C or K).
