@@ -23,8 +23,7 @@ from ckcore.bench import problem_fields, read_suite
 from ckcore.heuristics.learned import load_model_from
 
 
-def pick(model, reg, operator, p):
-    cands, _ = reg.candidates(p)
+def pick(model, reg, operator, p, cands):
     pred = model.predict_matrix(model.candidate_matrix(operator, p, cands, reg.arch, reg.device))
     order = sorted(zip(pred.tolist(), (c.instance.name for c in cands)))
     return order[0][1]
@@ -52,7 +51,8 @@ def main():
     ratios = []
     for row in read_suite(args.suite, args.op, operator.suite_ops):
         p = reg.problem(args.op, **problem_fields(row))
-        old, new = (pick(models[k], reg, operator, p) for k in ("old", "new"))
+        cands, _ = reg.candidates(p)
+        old, new = (pick(models[k], reg, operator, p, cands) for k in ("old", "new"))
         t_old, t_new = times.get((p.name, old)), times.get((p.name, new))
         if t_old and t_new:
             ratios.append(t_new / t_old)
