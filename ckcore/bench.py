@@ -125,6 +125,15 @@ def summarize(results: list[dict], groups: dict[str, callable]) -> dict:
 def run_suite(registry: Registry, op: str, rows: list[dict], *, interpret: bool, **kw) -> Iterator[dict]:
     """Yield the environment record, then one result per row."""
     yield {"kind": "env", **environment(interpret), "arch": registry.arch.arch, "heuristic": registry.settings.heuristic}
+    if not interpret:
+        # Compile the selected instances (problem variants included) in parallel first; the
+        # rows then load them from the cache.
+        spec = registry.catalog.op(op)
+        picks = {}
+        for row in rows:
+            inst = registry.select(spec.problem(**problem_fields(row))).instance
+            picks[inst.name] = inst
+        registry.build(progress=False, instances=list(picks.values()))
     for row in rows:
         fields = problem_fields(row)
         result = bench_problem(registry, op, fields, interpret=interpret, **kw)

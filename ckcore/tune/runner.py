@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import InvalidKernelKey
 from .dataset import SCHEMA, Dataset, provenance, provenance_id
 from .worker import Worker, make_registry
 
@@ -40,8 +41,6 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     interpret = reg.interpret
     if devices is None:
         devices = [None] if interpret else [0]
-    if not interpret:
-        reg.build(progress=progress)
     spec = reg.catalog.op(op)
     prov = provenance(interpret, devices[0])
     prov_id = provenance_id(prov)
@@ -56,7 +55,10 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         for declared in reg.of_op(op):
             fam = reg.family(declared)
             # The variant that runs the problem (e.g. a GEMM's fused epilogue), which rows name.
-            inst = reg.specialized(declared, problem)
+            try:
+                inst = reg.specialized(declared, problem)
+            except InvalidKernelKey:  # no valid variant for this problem (e.g. fp32 out on a 16-bit tile)
+                continue
             if fam.supports(inst.key, problem) is not None:
                 continue
             if (op, problem.name, inst.name) in done:
@@ -66,6 +68,11 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         if pairs:
             todo.append((problem, pairs))
     total = sum(len(pairs) for _, pairs in todo)
+    if not interpret:
+        # What the pairs run (declared instances, and problem variants such as a GEMM's fused
+        # epilogue) compiles here in parallel, not one by one in the workers: they load it from
+        # the same cache.
+        reg.build(progress=progress, instances=list({inst.name: inst for _, pairs in todo for _, inst, _ in pairs}.values()))
     lock = threading.Lock()
     tasks: queue.Queue = queue.Queue()
     for item in todo:

@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import attrs
 
-__all__ = ["Activation", "Bias", "MAX_D", "D_NAMES", "EPILOGUE_TENSORS", "epilogue_name", "parse_epilogue",
+__all__ = ["Activation", "Bias", "MAX_D", "D_NAMES", "EPILOGUE_TENSORS", "epilogue_name", "parse_epilogue", "fused_parts", "c_inputs",
            "valid_epilogue", "variant_suffix", "GemmEpilogueMixin", "activation_numpy", "activation_torch",
            "default_out", "out_type", "valid_out"]
 
@@ -92,6 +92,20 @@ def parse_epilogue(name: str) -> dict[str, Any] | None:
         if spec["activation"] is Activation.IDENTITY:
             return None
     return spec if epilogue_name(**spec) == name else None
+
+
+def fused_parts(name: str) -> bool:
+    """Whether epilogue ``name`` does more than dequantization scaling (alpha, C_in, bias, D
+    tensors or an activation)."""
+    spec = parse_epilogue(name)
+    return spec is not None and (spec["scale"] or spec["c_in"] or spec["bias"] is not Bias.NONE or spec["num_d"] > 0
+                                 or spec["activation"] is not Activation.IDENTITY)
+
+
+def c_inputs(name: str) -> int:
+    """C-shaped tensors epilogue ``name`` reads: C_in (beta) and the D tensors."""
+    spec = parse_epilogue(name)
+    return 0 if spec is None else int(spec["c_in"]) + spec["num_d"]
 
 
 def valid_epilogue(instance, attribute, value):

@@ -175,4 +175,5 @@ class TiledGemm(GemmMatch, KernelFamily):
     def features(self, key: GemmKey) -> dict[str, float]:
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "group_m": key.group_m,
                 "num_warps": key.num_warps, "num_stages": key.num_stages, "aligned": float(key.aligned),
-                "smem": smem_bytes(key), "halves": float(key.halves)}
+                "smem": smem_bytes(key), "halves": float(key.halves),
+                "acc_per_thread": key.block_m * key.block_n / (32 * key.num_warps)}

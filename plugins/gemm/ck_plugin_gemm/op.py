@@ -10,7 +10,7 @@ import numpy as np
 
 from ckcore import DType, Operator, Tolerance, UnsupportedProblem
 
-from .epilogue import EPILOGUE_TENSORS, Bias, activation_numpy, activation_torch
+from .epilogue import EPILOGUE_TENSORS, Activation, Bias, activation_numpy, activation_torch
 from .problem import GemmProblem
 from .quant import OutType, QuantType, Scale
 
@@ -372,11 +372,18 @@ class GemmOperator(Operator):
         return attrs.evolve(problem, dtype="fp32", out_dtype=None, fast_accum=False)
 
     def features(self, problem: GemmProblem) -> dict[str, float]:
-        """Sizes, element size, operand layouts, and the input class (``int8``, ``fp8``: one
+        """Sizes, element size, operand layouts, the input class (``int8``, ``fp8``: one
         byte each, but their kernels rank differently; fp8 with promoted accumulation,
-        ``fp8_promoted``, pays for every promotion)."""
+        ``fp8_promoted``, pays for every promotion) and the fused epilogue's work per element of
+        C: ``epi_inputs`` (C-shaped tensors read: C_in and the D tensors), ``epi_bias``, and the
+        activation's class (``act_erf``: gelu through erf; ``act_exp``: one exponential,
+        gelu_tanh / silu / sigmoid / tanh; ``act_relu``)."""
         fp8 = problem.dtype in (QuantType.FP8E4M3, QuantType.FP8E5M2)
+        act = problem.activation
         return {"M": problem.M, "N": problem.N, "K": problem.K, "itemsize": problem.dtype.itemsize,
                 "layout_a_row": float(problem.layout.a == "r"), "layout_b_row": float(problem.layout.b == "r"),
                 "int8": float(problem.dtype is QuantType.INT8), "fp8": float(fp8),
-                "fp8_promoted": float(fp8 and not problem.fast_accum)}
+                "fp8_promoted": float(fp8 and not problem.fast_accum),
+                "epi_inputs": float(problem.beta != 0.0) + problem.num_d, "epi_bias": float(problem.bias is not Bias.NONE),
+                "act_erf": float(act is Activation.GELU), "act_relu": float(act is Activation.RELU),
+                "act_exp": float(act in (Activation.GELU_TANH, Activation.SILU, Activation.SIGMOID, Activation.TANH))}

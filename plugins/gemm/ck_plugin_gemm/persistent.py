@@ -24,7 +24,7 @@ import attrs
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
 
-from .epilogue import out_type, variant_suffix
+from .epilogue import c_inputs, out_type, variant_suffix
 from .family import smem_bytes
 from .tma import TmaGemm, TmaGemmKey
 
@@ -74,11 +74,17 @@ class PersistentGemm(TmaGemm):
         if key.subtile and key.block_n // 64 not in (2, 4):
             reasons.append(f"subtile needs block_n 128 or 256 (64-column slices), got {key.block_n}")
         staging = key.block_m // (2 if key.halves else 1) * key.block_n // subtiles(key) * out_type(key).itemsize
-        if smem_bytes(key) + staging > arch.smem_per_block_bytes:
-            reasons.append(f"shared memory {smem_bytes(key) + staging} B (pipeline + output staging) > {arch.smem_per_block_bytes} B")
+        # Loading C-shaped epilogue tensors (C_in, D) into the accumulator's layout takes a
+        # conversion buffer: with them Triton 3.6 asked for 245,784-245,824 B on the three 32K-element
+        # tiles of the default set (12 compile failures on an H200, 2026-11-25), i.e. 32 KB per
+        # 128 tile rows beyond pipeline + staging.
+        convert = 32768 * (key.block_m // 128) if c_inputs(key.epilogue) else 0
+        if smem_bytes(key) + staging + convert > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem_bytes(key) + staging + convert} B (pipeline + output staging"
+                           f"{' + epilogue layout conversion' if convert else ''}) > {arch.smem_per_block_bytes} B")
         if key.halves and key.warp_specialize:
             reasons.append("halves with warp_specialize: unvalidated (in a probe, Triton 3.6 wrote wrong results for some)")
-        need = key.programs_per_sm * (smem_bytes(key) + staging)
+        need = key.programs_per_sm * (smem_bytes(key) + staging + convert)
         if key.programs_per_sm > 1 and need > arch.smem_per_sm_bytes:
             reasons.append(f"programs_per_sm {key.programs_per_sm}: {need} B of shared memory > {arch.smem_per_sm_bytes} B per SM")
         return reasons

@@ -159,6 +159,12 @@ _PERSISTENT_FP32 = [(128, 128, 32, 8, 3, 8, False, True, False), (128, 128, 32, 
 # were that best on 78 of the 81 (benchmarks/results/persistent_probe_h200.jsonl). fp32: not yet
 # measured, the two tutorial-like tiles.
 _PERSISTENT_DEFAULT_16BIT = [_PERSISTENT_16BIT[i] for i in (2, 0, 8, 1, 7, 3)]
+# Two programs per SM (a tenth field), for fused epilogues: with one program per SM the tensor
+# cores idle while a tile's epilogue runs (bias + gelu made the default picks 1.1-3.5x slower than
+# their plain twins on the bias-gelu suite, benchmarks/results/bench_gemm_bias_gelu_dtypefeat_h200.jsonl);
+# with two resident programs one's epilogue can overlap the other's MMAs. 128x128x64 s3 subtiled is
+# the largest bf16 tile whose pipeline and output staging fit twice in an SM (2 x 112 KB).
+_PERSISTENT_P2_16BIT = [(128, 128, 64, 8, 3, 8, False, True, True, 2), (128, 128, 64, 4, 3, 8, False, True, True, 2)]
 _PERSISTENT_DEFAULT_FP32 = _PERSISTENT_FP32[:2]
 # int8 / fp8 (rcr), BLOCK_K 128 (TRITON_NOTES §1.5: fp8 wants BK = 128). On an H200 (ckcore profile
 # of the full set, benchmarks/results/profile_quant_h200.jsonl) 256x128x128 was the fastest fp8
@@ -184,8 +190,8 @@ _PERSISTENT_FP8_HALVES = [(128, 128, 128, 4, 3, 8, False, False, 2), (128, 128, 
 
 
 def persistent_default_set(arch: ArchSpec) -> list:
-    return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT, _PERSISTENT_DEFAULT_FP32, _PERSISTENT_QUANT)
-            + _persistent_fp8_halves(arch))
+    return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_DEFAULT_FP32,
+                             _PERSISTENT_QUANT) + _persistent_fp8_halves(arch))
 
 
 def _persistent_fp8_halves(arch: ArchSpec) -> list:
@@ -201,7 +207,8 @@ def _persistent_fp8_halves(arch: ArchSpec) -> list:
 
 
 def persistent_full_set(arch: ArchSpec) -> list:
-    return _persistent_keys(arch, _PERSISTENT_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL) + _persistent_fp8_halves(arch)
+    return (_persistent_keys(arch, _PERSISTENT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL)
+            + _persistent_fp8_halves(arch))
 
 
 def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
@@ -213,9 +220,10 @@ def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
     types = [(d, lay) for d in DType for lay in Layout] + [(q, Layout.RCR) for q in QuantType]
     for dtype, layout in types:
         cfgs = cfgs_8 if isinstance(dtype, QuantType) else cfgs_32 if dtype is DType.FP32 else cfgs_16
-        for bm, bn, bk, w, s, g, ws, flat, sub in cfgs:
+        for bm, bn, bk, w, s, g, ws, flat, sub, *per_sm in cfgs:
             key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, num_warps=w,
-                                    num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub)
+                                    num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub,
+                                    programs_per_sm=per_sm[0] if per_sm else 1)
             if not fam.check(key, arch):
                 keys.append(key)
     return keys

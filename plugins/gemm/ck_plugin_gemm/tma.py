@@ -13,7 +13,7 @@ import attrs
 from ckcore.arch import ArchSpec
 from ckcore.keys import boolean
 
-from .epilogue import out_type, variant_suffix
+from .epilogue import fused_parts, out_type, variant_suffix
 from .family import INT32_MAX, TiledGemm, smem_bytes
 from .keys import GemmKey
 from .problem import GemmProblem
@@ -76,6 +76,12 @@ class TmaGemm(TiledGemm):
             # without it (geomean of 27 runs; the other families 1.03-1.14x), more than the
             # epilogue saves (benchmarks/results/epilogue_probe_h200.jsonl).
             return "warp-specialised gemm_tma kernels serve plain epilogues only (measured slow with a fused one)"
+        if key.warp_specialize and self.name == "gemm_persistent" and fused_parts(p.epilogue):
+            # Measured on an H200 (2026-11-25): on the 48 problems of the epilogue training
+            # suite they support, never the fastest instance, 0.64x the best (geomean;
+            # benchmarks/datasets/gemm_h200.jsonl.gz); on the bias-gelu suite the ones selected
+            # ran 1.4-3.5x their plain twins. Dequantization scales alone stay allowed.
+            return "warp-specialised gemm_persistent kernels serve dequantization scales only (measured slow with a fused epilogue)"
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         for field in ("lda", "ldb", "ldc"):
@@ -100,4 +106,4 @@ class TmaGemm(TiledGemm):
         return {"default": sets.tma_default_set, "full": sets.tma_full_set}
 
     def features(self, key: TmaGemmKey) -> dict[str, Any]:
-        return {**super().features(key), "tma": 1.0}
+        return {**super().features(key), "tma": 1.0, "warp_specialize": float(key.warp_specialize)}

@@ -1,5 +1,7 @@
 """GEMM on the GPU against the NumPy float64 reference (run through the device tool)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,10 @@ SHAPES = [(1, 37, 61), (37, 45, 70), (128, 256, 64), (257, 129, 300), (1000, 100
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory):
-    reg = Registry(settings=Settings(cache_dir=tmp_path_factory.mktemp("cache")), arch="sm_90")
+    # A cache the caller already built into (CKCORE_CACHE_DIR: content-addressed and checked on
+    # every load) saves compiling every default instance again.
+    cache = os.environ.get("CKCORE_CACHE_DIR") or tmp_path_factory.mktemp("cache")
+    reg = Registry(settings=Settings(cache_dir=cache), arch="sm_90")
     reg.declare("gemm")
     reg.build(max_workers=16, progress=False)
     return reg
@@ -160,3 +165,42 @@ def test_fp8_halves_instances_match_reference(registry, case, shape):
     for inst in halves:
         v = validate(registry, "gemm", p, instance=inst.name, seed=13, interpret=False)
         assert v.passed, (inst.name, v)
+
+
+TWO_PROGRAM_EPILOGUES = [{}, {"bias": "col", "activation": "gelu"}, {"beta": 1.0, "num_d": 1, "activation": "silu"}]
+TWO_PROGRAM_SHAPES = [(4096, 4096, 1024), (1040, 1008, 1024)]
+
+
+def _two_program_instances(registry, p):
+    cands, _ = registry.candidates(p)
+    return [c.instance for c in cands if getattr(c.instance.key, "programs_per_sm", 1) == 2]
+
+
+@pytest.fixture(scope="module")
+def two_program(tmp_path_factory):
+    """The default set, with only the two-program persistent instances and their epilogue
+    variants compiled (in parallel)."""
+    cache = os.environ.get("CKCORE_CACHE_DIR") or tmp_path_factory.mktemp("cache")
+    reg = Registry(settings=Settings(cache_dir=cache), arch="sm_90")
+    reg.declare("gemm")
+    insts = {i.name: i for d in ("bf16", "fp16") for lay in ("rcr", "rrr", "crr", "ccr") for f in TWO_PROGRAM_EPILOGUES
+             for i in _two_program_instances(reg, reg.problem("gemm", M=4096, N=4096, K=1024, dtype=d, layout=lay, **f))}
+    report = reg.build(max_workers=16, progress=False, instances=list(insts.values()))
+    assert report.failed == 0, report.failures
+    return reg
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+@pytest.mark.parametrize("fields", TWO_PROGRAM_EPILOGUES, ids=lambda f: "_".join(f"{k}{v}" for k, v in f.items()) or "plain")
+def test_two_program_persistent_instances_match_reference(two_program, dtype, layout, fields):
+    """Every default-set 16-bit persistent tile with two programs per SM, plain and with fused
+    epilogues: 4096 x 4096 gives 1024 tiles over 264 programs (each walks several, two share an
+    SM); 1040 x 1008 leaves the last tile row and column partly outside C."""
+    for M, N, K in TWO_PROGRAM_SHAPES:
+        p = two_program.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        two = _two_program_instances(two_program, p)
+        assert len(two) == 2, two
+        for inst in two:
+            v = validate(two_program, "gemm", p, instance=inst.name, seed=17, interpret=False)
+            assert v.passed, (inst.name, v)

@@ -7,6 +7,7 @@ float output rounds once; fp8 products are exact and their fp32 sums carry 2^-13
 unit product (Hopper's fp8 MMA may accumulate without rounding to nearest), then C's rounding.
 """
 
+import attrs
 import pytest
 import torch
 
@@ -152,7 +153,7 @@ def test_halves_only_where_the_template_has_them(reg):
     ("fp8e4m3", "rcr", False, {"scale": "tensor"}),
     ("fp8e5m2", "rcr", True, {"scale": "row", "out_dtype": "fp16", "bias": "col", "activation": "silu"}),
     ("int8", "rcr", True, {}),
-    ("bf16", "crr", False, {"beta": 0.5}),
+    ("bf16", "crr", False, {"alpha": 0.5, "bias": "row", "activation": "gelu_tanh"}),
 ])
 def test_persistent_halves_and_programs_per_sm(reg, dtype, layout, flatten, fields):
     """The persistent family with two row halves and two programs per SM: each program walks
@@ -179,3 +180,8 @@ def test_persistent_halves_checks(reg):
     big = PersistentGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=256, block_k=128, num_warps=8,
                             num_stages=4, programs_per_sm=2)
     assert any("per SM" in r for r in fam.check(big, reg.arch))
+    # C-shaped epilogue inputs take a layout-conversion buffer: two such programs do not fit an SM.
+    two = PersistentGemmKey(dtype="bf16", layout="rcr", block_m=128, block_n=128, block_k=64, num_warps=8,
+                            num_stages=3, subtile=True, programs_per_sm=2)
+    assert not fam.check(two, reg.arch)
+    assert any("per SM" in r for r in fam.check(attrs.evolve(two, epilogue="beta"), reg.arch))
