@@ -15,7 +15,19 @@ DTYPES = ["fp16", "bf16", "fp32"]
 def reg(tmp_path_factory):
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c"), deterministic=False))
     r.declare("gemm")
+    _add_atomic(r)
     return r
+
+
+def _add_atomic(reg):
+    """The atomic twins of the 16-bit default split-K tiles at split 4 (no kernel set declares
+    them: see ck_plugin_stream_k.splitk), so the interpreter still checks their protocol."""
+    import attrs
+
+    for inst in list(reg.of_op("gemm")):
+        key = inst.key
+        if inst.family == "gemm_splitk" and key.split_k == 4 and key.dtype.value != "fp32":
+            reg.add("gemm_splitk", attrs.evolve(key, deterministic=False))
 
 
 def _splitk(reg, dtype, layout):
@@ -51,10 +63,18 @@ def test_deterministic_variant_is_bitwise_reproducible(reg):
 def test_atomic_selected_only_when_allowed(tmp_path):
     strict = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
     strict.declare("gemm")
+    _add_atomic(strict)
     p = strict.problem("gemm", M=16, N=64, K=4096, dtype="bf16", layout="rcr")
     sel = strict.select(p)
     assert all(strict.family(r.instance).deterministic(r.instance.key) for r in sel.ranked)
     assert any("not deterministic" in why for why in sel.rejected.values())
+
+
+def test_no_kernel_set_declares_atomic_instances():
+    reg = Registry("sm_90", settings=Settings(deterministic=False))
+    for name in ("default", "full"):
+        reg.declare("gemm", name)
+    assert not [i.name for i in reg.of_op("gemm") if i.family == "gemm_splitk" and not i.key.deterministic]
 
 
 def test_split_needs_enough_k_blocks(reg):
