@@ -57,9 +57,11 @@ RANK_ROUNDS = 100
 
 
 def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """The ``ok`` rows of ``op`` in the datasets, each with its features (recomputed by today's
-    plugins), log time, problem name and ``rules`` estimate."""
+    """The ``ok`` rows of ``op`` in the datasets whose instance a kernel set still declares
+    (:class:`Declared`), each with its features (recomputed by today's plugins), log time,
+    problem name and ``rules`` estimate."""
     spec = registry.catalog.op(op)
+    declared = Declared(registry, op)
     out = []
     for path in paths:
         for r in Dataset(path).rows():
@@ -68,6 +70,8 @@ def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[d
             fam = registry.catalog.families[r["family"]]
             key = fam.key_cls.from_dict(r["key"])
             problem = spec.problem(**r["problem"])
+            if not declared.runs(fam.name, problem, r["instance"]):
+                continue
             device = registry.arch.device(r["provenance"].get("gpu"))  # each row with its own GPU's peaks
             feats = pair_features(spec, fam, problem, key, registry.arch, device)
             # Rows of one problem measured on different GPUs are different selection tasks.
@@ -75,6 +79,41 @@ def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[d
                         "log_ms": math.log(r["time_ms"]), "rules_ms": math.exp(feats["x_rules_log_ms"]),
                         "provenance": r["provenance"]})
     return out
+
+
+class Declared:
+    """Which instances the kernel sets of the installed plugins (every set a family names,
+    ``default`` and ``full`` included) run for a problem: the declared instances of ``op``, or
+    the variants :meth:`~ckcore.registry.Registry.specialized` derives from them (fused
+    epilogues, for instance). Dataset rows of other instances are left out of training and of
+    the held-out scores: they are retired instances that selection can never return (the
+    stream-K plugin's atomic split-K tiles, which no set declares since they were measured wrong
+    on the H200, were 1251 ``ok`` rows of the gemm dataset, the best of their problem in some)."""
+
+    def __init__(self, registry, op: str):
+        from .errors import CkError
+        from .registry import Registry
+
+        self._error = CkError
+        self._reg = Registry(registry.arch.arch, settings=registry.settings, catalog=registry.catalog)
+        for name in sorted({s for fam in registry.catalog.families_of(op) for s in fam.kernel_sets()}):
+            self._reg.declare(op, name)
+        self._by_family: dict[str, list] = {}
+        for inst in self._reg.of_op(op):
+            self._by_family.setdefault(inst.family, []).append(inst)
+        self._memo: dict[tuple[str, Any], set[str]] = {}
+
+    def runs(self, family: str, problem, instance: str) -> bool:
+        """Whether some declared instance of ``family`` runs ``problem`` as ``instance``."""
+        names = self._memo.get((family, problem))
+        if names is None:
+            names = self._memo[(family, problem)] = set()
+            for inst in self._by_family.get(family, []):
+                try:
+                    names.add(self._reg.specialized(inst, problem).name)
+                except self._error:  # a variant invalid for this problem is no candidate
+                    continue
+        return instance in names
 
 
 UNRELIABLE_BELOW_MS = 1.0

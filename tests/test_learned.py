@@ -151,3 +151,24 @@ def test_candidate_matrix_is_the_feature_matrix_of_the_pair_features(trained, re
     for _ in range(2):  # the second time from the kernel-row cache
         got = model.candidate_matrix(op, p, cands, reg.arch, reg.device)
         np.testing.assert_array_equal(got, want)
+
+
+def test_training_leaves_out_rows_of_instances_no_kernel_set_declares(reg, tmp_path):
+    """A measured instance that no kernel set declares (retired, or added by hand) can never be
+    selected, so it neither trains the model nor counts as a candidate in the held-out scores."""
+    from ckcore.train import load_training_rows
+    from ckcore.tune import Dataset
+
+    src = list(Dataset(DATA / "gemm_small.jsonl.gz").rows())
+    ds = Dataset(tmp_path / "with_undeclared.jsonl.gz")
+    for r in src:
+        ds.append(r)
+    odd = dict(src[0], key={**src[0]["key"], "block_k": 16, "num_stages": 7})
+    fam = reg.catalog.families[odd["family"]]
+    odd["instance"] = fam.key_cls.from_dict(odd["key"]).name
+    assert not fam.check(fam.key_cls.from_dict(odd["key"]), reg.arch)  # a valid key, just not declared
+    ds.append(odd)
+    base = load_training_rows(reg, "gemm", [DATA / "gemm_small.jsonl.gz"])
+    rows = load_training_rows(reg, "gemm", [ds.path])
+    assert len(rows) == len(base) and odd["instance"] not in {r["instance"] for r in rows}
+    assert src[0]["instance"] in {r["instance"] for r in rows}
