@@ -160,9 +160,14 @@ class Registry:
             if kernel_set in sets:
                 added += [self.add(fam, key) for key in sets[kernel_set](self.arch)]
         if not added:
-            known = sorted({s for f in families for s in f.kernel_sets()})
+            known = self.kernel_set_names(op)
             raise NoKernelFound(op or "*", f"kernel set {kernel_set!r}", {"(sets)": f"known sets: {', '.join(known)}"})
         return added
+
+    def kernel_set_names(self, op: str | None = None) -> list[str]:
+        """The names of the kernel sets that the families of ``op`` (or of all ops) declare, sorted."""
+        families = self.catalog.families_of(op) if op else list(self.catalog.families.values())
+        return sorted({s for f in families for s in f.kernel_sets()})
 
     def load_json(self, path: str | Path, op: str | None = None) -> list[Instance]:
         """Declare the instances of a JSON kernel-set file (the :meth:`export_json` format),

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .errors import CkError
 from .heuristics.learned import RANKED_TARGET, RESIDUAL_TARGET, feature_matrix, pair_features, predict_matrix
 from .tune.dataset import Dataset
 
@@ -91,12 +92,10 @@ class Declared:
     on the H200, were 1251 ``ok`` rows of the gemm dataset, the best of their problem in some)."""
 
     def __init__(self, registry, op: str):
-        from .errors import CkError
         from .registry import Registry
 
-        self._error = CkError
         self._reg = Registry(registry.arch.arch, settings=registry.settings, catalog=registry.catalog)
-        for name in sorted({s for fam in registry.catalog.families_of(op) for s in fam.kernel_sets()}):
+        for name in self._reg.kernel_set_names(op):
             self._reg.declare(op, name)
         self._by_family: dict[str, list] = {}
         for inst in self._reg.of_op(op):
@@ -111,7 +110,7 @@ class Declared:
             for inst in self._by_family.get(family, []):
                 try:
                     names.add(self._reg.specialized(inst, problem).name)
-                except self._error:  # a variant invalid for this problem is no candidate
+                except CkError:  # a variant invalid for this problem is no candidate
                     continue
         return instance in names
 
