@@ -106,14 +106,10 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
 
 
 def _times(run, interpret: bool, warmup: float, rep: float, best: float | None = None) -> list[float]:
-    """Per-run times in ms. On the GPU: CUDA events around each run, L2 flushed before each
-    (as ``triton.testing.do_bench`` does); one run estimates the time, then runs worth about
-    ``warmup`` ms warm up and runs worth about ``rep`` ms are timed, at least 3 and at most 200
-    (a slow instance on a large problem costs a few runs, not a fixed budget of them). An
-    instance whose three first runs are all over ``PRUNE_RATIO`` times ``best`` (the fastest
-    median so far on this problem) keeps those three samples: it cannot be the oracle, and on
-    large problems such instances took most of the tune time. (A single first sample is not
-    enough: on an H200 the first timed run of a ~10 µs kernel measured ~0.12 ms.) In the
+    """Per-run times in ms: :func:`ckcore.measure.gpu_times` on the GPU (at most 20 warm-up
+    and 200 timed runs; an instance whose three first runs are all over ``PRUNE_RATIO`` times
+    ``best``, the fastest median so far on this problem, keeps those three samples: it cannot
+    be the oracle, and on large problems such instances took most of the tune time); in the
     interpreter, three timed runs."""
     if interpret:
         import time
@@ -124,39 +120,10 @@ def _times(run, interpret: bool, warmup: float, rep: float, best: float | None =
             run()
             out.append((time.perf_counter() - t0) * 1e3)
         return out
-    import torch
+    from ..measure import gpu_times
 
-    flush = _l2_flush_buffer()
-
-    def timed(n: int) -> list[float]:
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        for start, end in events:
-            flush.zero_()
-            start.record()
-            run()
-            end.record()
-        torch.cuda.synchronize()
-        return [start.elapsed_time(end) for start, end in events]
-
-    first = timed(3)
-    if best is not None and min(first) > PRUNE_RATIO * best:
-        return first
-    estimate = max(min(first), 1e-3)
-    for _ in range(min(20, int(warmup / estimate))):
-        run()
-    return timed(max(3, min(200, int(rep / estimate))))
-
-
-_FLUSH: list = []
-
-
-def _l2_flush_buffer():
-    """256 MB written before each timed run, so no run finds its inputs in L2 (H200 L2: 50 MB)."""
-    import torch
-
-    if not _FLUSH:
-        _FLUSH.append(torch.empty(256 << 20, dtype=torch.int8, device="cuda"))
-    return _FLUSH[0]
+    return gpu_times(run, warmup, rep, max_warmup=20, max_runs=200,
+                     prune_over=None if best is None else PRUNE_RATIO * best)
 
 
 def _serve(conn, cfg: dict[str, Any]) -> None:
