@@ -96,13 +96,14 @@ def split_workspace_views(tensors: Mapping[str, Any]) -> tuple[Any, Any]:
 
 def split_workspaces(family, key, p: ConvProblem) -> dict[str, int]:
     """Bytes of a split-K instance's workspaces: ``partials``, one fp32 tile per (output tile,
-    split); ``counters``, one int32 arrival count per output tile, left at zero by the kernel.
+    split; per tap of a backward-weight tap block); ``counters``, one int32 arrival count per output tile, left at zero by the kernel.
     None without a split. The splits are the last grid dimension's factor ``split_k``."""
     split = getattr(key, "split_k", 1)
     if split == 1:
         return {}
     tiles = math.prod(family.grid(key, p)) // split
-    return {"partials": tiles * split * key.block_m * key.block_n * 4, "counters": 4 * tiles}
+    accs = getattr(key, "tap_block", 1)  # backward-weight's tap blocks: one partial tile per tap
+    return {"partials": tiles * split * accs * key.block_m * key.block_n * 4, "counters": 4 * tiles}
 
 
 # Forward and backward-data split their reduction only where it pays: grids too small to fill the
@@ -151,16 +152,21 @@ class ConvFamily(KernelFamily):
         tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
         if tc not in arch.tensor_core_dtypes:
             reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
-        smem = key.num_stages * (key.block_m + key.block_n) * key.block_k * key.dtype.itemsize
+        # operand pipeline: one row tile and, with backward-weight's tap blocks, a column tile per tap
+        smem = key.num_stages * (key.block_m + getattr(key, "tap_block", 1) * key.block_n) * key.block_k * key.dtype.itemsize
         if smem > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem} B > {arch.smem_per_block_bytes} B per block on {arch.arch}")
         if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
             reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
         if key.num_warps * 32 > arch.max_threads_per_block:
             reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
-        acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
+        accs = getattr(key, "tap_block", 1)
+        acc_regs = accs * key.block_m * key.block_n // (32 * key.num_warps)
         if acc_regs > 128:
-            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
+            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128"
+                           + (f" ({accs} tap tiles)" if accs > 1 else ""))
+        if accs > 1 and key.flat:
+            reasons.append(f"tap_block={accs} needs flat=False (flat columns already span the taps)")
         if key.block_m * key.block_n < 32 * key.num_warps * 4:
             reasons.append(f"tile {key.block_m}x{key.block_n} too small for {key.num_warps} warps")
         if getattr(key, "flat", False) and key.groups_per_block != 1:
@@ -314,11 +320,13 @@ class ConvFamily(KernelFamily):
         return rules.estimate_ms(self, key, p, arch, device)
 
     def features(self, key: ConvKey) -> dict[str, float]:
-        """Tile sizes, warps, stages, split, the access mode one-hot and the variant flags."""
+        """Tile sizes, warps, stages, split, taps per program, the access mode one-hot and the
+        variant flags."""
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k,
                 "groups_per_block": key.groups_per_block, "num_warps": key.num_warps, "num_stages": key.num_stages,
                 "split_k": float(getattr(key, "split_k", 1)), "flat": float(getattr(key, "flat", False)),
-                "unit_stride": float(getattr(key, "unit_stride", False)), **access_features(key)}
+                "unit_stride": float(getattr(key, "unit_stride", False)),
+                "tap_block": float(getattr(key, "tap_block", 1)), **access_features(key)}
 
     def pair_features(self, key: ConvKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; the tiles' padding waste (tile area over the
@@ -333,7 +341,7 @@ class ConvFamily(KernelFamily):
             red /= stride_phases(p)[0]  # a phase's programs reduce over its taps only
         k_steps = math.ceil(red / split / key.block_k)  # a split's share
         covered = rows * cols * math.ceil(p.G / gpb) * split
-        issued = programs * key.block_m * key.block_n * k_steps * key.block_k
+        issued = programs * key.block_m * key.block_n * k_steps * key.block_k * getattr(key, "tap_block", 1)
         return tile_features(programs, arch.sm_count, k_steps,
                              programs * key.block_m * key.block_n / max(covered, 1) - 1.0, issued)
 
@@ -404,7 +412,8 @@ MAX_UNSPLIT_REDUCTION = 2**19
 
 class ConvBwdWeight(ConvFamily):
     """Backward-weight: per filter tap, rows are output channels, columns input channels,
-    reduction N·output pixels, optionally split over ``split_k`` programs."""
+    reduction N·output pixels, optionally split over ``split_k`` programs; a program serves
+    ``tap_block`` consecutive taps."""
 
     name = "conv_bwd_weight"
     op = "grouped_conv_bwd_weight"
@@ -419,10 +428,17 @@ class ConvBwdWeight(ConvFamily):
     def grid(self, key, p):
         cs = key.groups_per_block * p.Cg
         ks = key.groups_per_block * p.Kg
-        cols = math.ceil(p.taps * cs / key.block_n) if key.flat else p.taps * math.ceil(cs / key.block_n)
+        if key.flat:
+            cols = math.ceil(p.taps * cs / key.block_n)
+        else:  # tap blocks: taps / tap_block programs per column block (supports: taps divisible)
+            cols = math.ceil(p.taps / key.tap_block) * math.ceil(cs / key.block_n)
         return (math.ceil(ks / key.block_m), cols, self._groups_grid(key, p) * key.split_k)
 
     def supports(self, key, p):
+        """The shared rules; filter taps a multiple of ``tap_block``; for a split at least
+        ``split_k`` blocks of output pixels, without one at most :data:`MAX_UNSPLIT_REDUCTION`."""
+        if key.tap_block > 1 and p.taps % key.tap_block:
+            return f"{p.taps} filter taps, not a multiple of tap_block={key.tap_block}"
         reason = super().supports(key, p)
         if reason is None and key.split_k > 1 and math.ceil(p.N * p.out_pixels / key.block_k) < key.split_k:
             return f"N·output pixels = {p.N * p.out_pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"

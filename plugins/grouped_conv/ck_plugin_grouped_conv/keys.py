@@ -116,12 +116,17 @@ class ConvBwdDataKey(ConvKey):
 @attrs.frozen(kw_only=True)
 class ConvBwdWeightKey(ConvKey):
     """A backward-weight key plus ``split_k``: programs sharing one dw tile's reduction over
-    N·output pixels (fp32 partials summed in fixed order: deterministic), and ``flat``: a tile's
-    columns run over taps × channels as one index (few channels per group; one group per program)."""
+    N·output pixels (fp32 partials summed in fixed order: deterministic); ``flat``: a tile's
+    columns run over taps × channels as one index (few channels per group; one group per
+    program); and ``tap_block``: filter taps one program accumulates at once, one accumulator
+    tile each, so a dy tile loaded once serves them all and the pixel index arithmetic runs once
+    per block of pixels (``_tb<n>`` in the name when above 1; the problem's taps must be a
+    multiple of it)."""
 
     direction: ClassVar[str] = "bwd_weight"
     split_k: int = attrs.field(default=1, validator=int_in(1, 256))
     flat: bool = attrs.field(default=False, validator=boolean)
+    tap_block: int = attrs.field(default=1, validator=int_in(1, 27))
 
     def _suffix(self) -> str:
-        return f"_k{self.split_k}" + ("_flat" if self.flat else "")
+        return f"_k{self.split_k}" + ("_flat" if self.flat else "") + (f"_tb{self.tap_block}" if self.tap_block > 1 else "")

@@ -8,7 +8,9 @@ estimate = max(compute, memory) + loop overhead + launch, where
 - memory: the larger of the minimum traffic at HBM bandwidth (falling off when few SMs are
   busy) and every tile's operand traffic at the SM's share of L2 bandwidth (a multiple of
   HBM bandwidth, fitted below);
-- split-K partials written and read once in fp32.
+- split-K partials written and read once in fp32;
+- backward-weight tap blocks: one program per ``tap_block`` dw tiles, its dy tile loaded once for
+  all of them.
 The figures only need to order candidates sensibly; ``ckcore profile`` measures them.
 """
 
@@ -61,17 +63,19 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         row_tiles, red_pad = phases * math.ceil(phase_rows / key.block_m), red_pad / phases
     groups = math.ceil(p.G / key.groups_per_block)
     tiles = row_tiles * cols_tiles * groups * split
-    per_sm = math.ceil(tiles / arch.sm_count)
-    busy = min(tiles, arch.sm_count)
-    compute = per_sm * 2.0 * key.block_m * key.block_n * red_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
+    tb = getattr(key, "tap_block", 1)  # backward-weight: taps (dw tiles) per program, one dy tile for all
+    programs = math.ceil(tiles / tb)
+    per_sm = math.ceil(programs / arch.sm_count)
+    busy = min(programs, arch.sm_count)
+    compute = per_sm * tb * 2.0 * key.block_m * key.block_n * red_pad / (peak / arch.sm_count * _tile_efficiency(key, arch))
     min_bytes = sum(p.numel().values()) * item
     if split > 1:
         min_bytes += 2 * tiles * key.block_m * key.block_n * 4
-    tile_bytes = per_sm * (min(key.block_m, rows) + min(key.block_n, cols)) * red_pad * item
+    tile_bytes = per_sm * (min(key.block_m, rows) + tb * min(key.block_n, cols)) * red_pad * item
     per_sm_bw = bw * L2_OVER_HBM / arch.sm_count * min(1.3, arch.sm_count / busy)
     hbm_bw = bw * min(1.0, busy / (0.75 * arch.sm_count))
     iters = red_pad / key.block_k
-    latency = per_sm * iters * ITER_S * (1.0 if key.num_stages >= 3 else 1.5)
+    latency = per_sm * tb * iters * ITER_S * (1.0 if key.num_stages >= 3 else 1.5)
     if family.direction == "bwd_data" and not getattr(key, "unit_stride", False):
         latency *= 1.1  # per-tap phase arithmetic; the stride-1 twin skips it
     if flat:

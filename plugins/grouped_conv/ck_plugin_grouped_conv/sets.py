@@ -26,6 +26,13 @@ _WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3,
          [(32, 32, 64, 4, 3, s) for s in (8, 32)]
 _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
                 [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)]
+# Tap blocks, in the full set only: one dy tile and pixel decomposition serve 9 taps (32x32 dw
+# tiles) or 3 (64x64). Measured on the 72 tune problems they serve (H100, 2026-11-25): before the
+# pixel steps became mixed-radix carries they won 10 (by up to 1.35x), after it 4 (by at most
+# 1.085x); the 9-tap tiles take 255 registers and run at 6% occupancy. (block_m, block_n, block_k,
+# num_warps, num_stages, split_k, groups_per_block, tap_block).
+_WGRAD_TAPS = [(32, 32, 64, 4, 3, s, gpb, 9) for gpb in (1, 2, 4, 8) for s in (8, 32)] + \
+              [(64, 64, 64, 8, 3, s, gpb, 3) for gpb in (1, 4) for s in (8, 32)]
 # Generic instances (64-bit offsets, no divisibility assumptions), (..., groups_per_block).
 _GENERIC = [(64, 64, 32, 4, 2, 1), (64, 32, 32, 4, 2, 4), (64, 16, 16, 4, 2, 16), (128, 16, 64, 4, 3, 1)]
 _GENERIC_WGRAD = [(64, 64, 32, 4, 2, 1, 1), (64, 64, 32, 4, 2, 8, 1), (32, 32, 64, 4, 2, 8, 8), (32, 32, 64, 4, 2, 8, 32)]
@@ -49,19 +56,19 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
     fix = _fp32_fit if dtype is DType.FP32 else (lambda c: c)
     out = []
 
-    def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True, flat=False):
+    def add(bm, bn, bk, w, s, gpb=1, split=1, aligned=True, flat=False, tap_block=1):
         if not aligned:  # 32-bit twins of every generic tile, for problems below 2^31 elements:
             # no assumptions (i32), or aligned output channels (a16k: C = 3, K = 64 first layers)
             for access in ("a16k", "i32", "generic"):
-                _add(bm, bn, bk, w, s, gpb, split, access, flat)
+                _add(bm, bn, bk, w, s, gpb, split, access, flat, tap_block)
         else:
-            _add(bm, bn, bk, w, s, gpb, split, "a16", flat)
+            _add(bm, bn, bk, w, s, gpb, split, "a16", flat, tap_block)
 
-    def _add(bm, bn, bk, w, s, gpb, split, access, flat):
+    def _add(bm, bn, bk, w, s, gpb, split, access, flat, tap_block):
         aligned = access == "a16"
         variants = [{}]
         if wgrad:
-            variants = [{"split_k": split, "flat": flat}]
+            variants = [{"split_k": split, "flat": flat, "tap_block": tap_block}]
         elif flat:
             variants = [{"flat": True}]
         elif family.direction == "bwd_data" and aligned:  # a stride-1 twin of every aligned tile
@@ -93,6 +100,9 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
                 add(*cfg, aligned=False, flat=True)
         for bm, bn, bk, w, s, split in map(fix, _SPLIT):
             add(bm, bn, bk, w, s, split=split)
+    if full and wgrad:
+        for bm, bn, bk, w, s, split, gpb, tb in map(_fp32_fit, _WGRAD_TAPS) if dtype is DType.FP32 else _WGRAD_TAPS:
+            add(bm, bn, bk, w, s, gpb=gpb, split=split, tap_block=tb)
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
             if wgrad:

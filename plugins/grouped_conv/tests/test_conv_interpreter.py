@@ -4,6 +4,7 @@ sizes, stride 2, dilation 2, 31-tap 1D), and every instance of the default set."
 
 import pytest
 
+from ckcore import Registry, Settings
 from ckcore.testing import assert_matches_reference
 
 from cases import DTYPES, MATRIX, OPS, SPECIAL, case, layout
@@ -31,7 +32,8 @@ def problem_for(reg, inst):
     """A small problem ``inst`` supports: block-sized channel counts, a partial last block of
     groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
     output pixels for every split of a backward-weight instance (a forward or backward-data
-    split divides the 3×3 filter's taps, at stride 1)."""
+    split divides the 3×3 filter's taps, at stride 1; backward-weight tap blocks take a 3×3
+    filter)."""
     k = inst.key
     gpb, a16, a16k = k.groups_per_block, k.access.value == "a16", k.access.value == "a16k"
     rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
@@ -51,7 +53,8 @@ def problem_for(reg, inst):
     if split > 1 and k.direction == "bwd_weight":  # at least split blocks of output pixels
         side = int((split * k.block_k) ** 0.5) + 1
         side = -(-side // 16) * 16 if cf16 else side
-        fields = case(2, 1, G, G * Cg, G * Kg, (side, side), 1)
+        taps = 3 if getattr(k, "tap_block", 1) > 1 else 1  # tap blocks divide a 3x3 filter's 9 taps
+        fields = case(2, 1, G, G * Cg, G * Kg, (side, side), taps, pad=taps // 2)
     else:
         stride = 1 if unit or split > 1 else 2  # a split needs 2 steps of the 3x3 taps per split
         fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=stride, pad=1)
@@ -145,3 +148,42 @@ def test_a16k_serves_first_layers_and_refuses_unaligned_k(reg, op):
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=11 + n)
     q = reg.problem(op, **case(2, 2, 1, 3, 24, (9, 7), 3, stride=2, pad=1), dtype="fp16", layout="nhwgc")
     assert all("K % 16 == 0 (K=24)" in reg.family(i).supports(i.key, q) for i in a16k)
+
+
+@pytest.fixture(scope="module")
+def full_reg(tmp_path_factory):
+    """Backward-weight's full set (the tap-block instances are only there)."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("full")))
+    r.declare("grouped_conv_bwd_weight", "full")
+    return r
+
+
+@pytest.mark.parametrize("fields", [
+    # output pixels >= 8 blocks of 64 (the smallest split); 1-D, 3 taps: one block of 3
+    case(1, 4, 4, 64, 64, 260, 3, stride=2, pad=1),
+    case(3, 1, 2, 32, 32, (8, 12, 16), 3, stride=(1, 2, 1), pad=1, dilation=(2, 1, 1)),  # 27 taps: 3 blocks of 9
+    case(2, 2, 8, 32, 32, (16, 17), 3, pad=1),  # C/G = 4: merged groups
+], ids=["1d", "3d", "grouped"])
+def test_backward_weight_tap_blocks(full_reg, fields):
+    """Every tap-block instance (full set) that supports a problem matches the reference (one
+    pixel decomposition and dy tile for several taps; the partials of a split hold one tile per tap)."""
+    op, reg = "grouped_conv_bwd_weight", full_reg
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    cands, rejected = reg.candidates(p)
+    blocks = [c.instance for c in cands if getattr(c.instance.key, "tap_block", 1) > 1]
+    assert blocks, rejected
+    for n, inst in enumerate(blocks):
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+def test_tap_blocks_need_a_multiple_of_their_taps(full_reg):
+    """A 3x2 filter's 6 taps: the 3-tap blocks serve it, the 9-tap blocks say why not."""
+    reg = full_reg
+    p = reg.problem("grouped_conv_bwd_weight", **case(2, 2, 1, 32, 32, (16, 16), (3, 2), pad=1), dtype="bf16",
+                    layout="nhwgc")
+    cands, rejected = reg.candidates(p)
+    mine = [i.name for i in reg.of_op(p.op) if i.family == "conv_bwd_weight" and i.key.dtype.value == "bf16"
+            and i.key.channels_last]
+    nine = [name for name in mine if "_tb9_" in name]
+    assert nine and all("not a multiple of tap_block=9" in rejected[name] for name in nine)
+    assert any("_tb3_" in c.instance.name for c in cands)
