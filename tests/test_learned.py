@@ -172,3 +172,23 @@ def test_training_leaves_out_rows_of_instances_no_kernel_set_declares(reg, tmp_p
     rows = load_training_rows(reg, "gemm", [ds.path])
     assert len(rows) == len(base) and odd["instance"] not in {r["instance"] for r in rows}
     assert src[0]["instance"] in {r["instance"] for r in rows}
+
+
+def test_every_shipped_model_matches_the_installed_plugins():
+    """Each installed op's shipped model (where its plugin ships one for sm_90) takes the features
+    the plugins produce for every family of its default set; otherwise selection would fall back
+    to rules for the whole op."""
+    from ckcore import Registry
+
+    reg = Registry("sm_90")
+    checked = []
+    for op in reg.catalog.ops:
+        spec = reg.catalog.op(op)
+        if not getattr(spec, "models_package", None) or load_model(spec.models_package, op, "sm_90") is None:
+            continue
+        reg.declare(op, "default")
+        families = [reg.catalog.families[f] for f in {i.family for i in reg.of_op(op)}]
+        model, why = LightGBMHeuristic().model_for(spec, families, reg.arch, reg.device)
+        assert model is not None, (op, why)
+        checked.append(op)
+    assert {"gemm", "grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight"} <= set(checked)

@@ -320,13 +320,11 @@ class ConvFamily(KernelFamily):
         return rules.estimate_ms(self, key, p, arch, device)
 
     def features(self, key: ConvKey) -> dict[str, float]:
-        """Tile sizes, warps, stages, split, taps per program, the access mode one-hot and the
-        variant flags."""
+        """Tile sizes, warps, stages, split, the access mode one-hot and the variant flags."""
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k,
                 "groups_per_block": key.groups_per_block, "num_warps": key.num_warps, "num_stages": key.num_stages,
                 "split_k": float(getattr(key, "split_k", 1)), "flat": float(getattr(key, "flat", False)),
-                "unit_stride": float(getattr(key, "unit_stride", False)),
-                "tap_block": float(getattr(key, "tap_block", 1)), **access_features(key)}
+                "unit_stride": float(getattr(key, "unit_stride", False)), **access_features(key)}
 
     def pair_features(self, key: ConvKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; the tiles' padding waste (tile area over the
@@ -433,6 +431,10 @@ class ConvBwdWeight(ConvFamily):
         else:  # tap blocks: taps / tap_block programs per column block (supports: taps divisible)
             cols = math.ceil(p.taps / key.tap_block) * math.ceil(cs / key.block_n)
         return (math.ceil(ks / key.block_m), cols, self._groups_grid(key, p) * key.split_k)
+
+    def features(self, key):
+        """The shared kernel features and ``tap_block`` (taps per program)."""
+        return {**super().features(key), "tap_block": float(key.tap_block)}
 
     def supports(self, key, p):
         """The shared rules; filter taps a multiple of ``tap_block``; for a split at least
