@@ -49,17 +49,23 @@ def main():
     print(json.dumps({"dataset": args.dataset, "problems": len(problems), "noisy": len(bad),
                       "spread": args.spread, "frac": args.frac}))
     if args.drop:
-        out, suite = Dataset(args.drop), {}
-        for r in rows:
-            if r["problem_name"] in bad:
-                suite.setdefault(r["problem_name"], {"op": r["op"], "name": r["problem_name"], **r["problem"]})
-            else:
-                out.append(r)
-        out.compact()
-        with open(args.suite, "w") as f:
-            for line in suite.values():
-                f.write(json.dumps(line) + "\n")
+        split_out(rows, set(bad), args.drop, args.suite)
 
+
+def split_out(rows, names: set[str], drop: str, suite_path: str) -> None:
+    """Write the dataset ``rows`` without the problems ``names`` to ``drop`` (a new dataset) and
+    those problems as a suite to ``suite_path``, for ``ckcore tune OP --suite`` to measure them
+    again, every pair."""
+    out, suite = Dataset(drop), {}
+    for r in rows:
+        if r["problem_name"] in names:
+            suite.setdefault(r["problem_name"], {"op": r["op"], "name": r["problem_name"], **r["problem"]})
+        else:
+            out.append(r)
+    out.compact()
+    with open(suite_path, "w") as f:
+        for line in suite.values():
+            f.write(json.dumps(line) + "\n")
 
 if __name__ == "__main__":
     main()
