@@ -2,9 +2,7 @@
 # Nsight Compute on depthwise forward instances, consecutive-pixel against spatial tiles, on two
 # suite rows (ConvNeXt 7x7 and MobileNetV2 3x3); one report as text in $OUT/dw_ncu.txt.
 set -u
-source benchmarks/device_setup.sh >/dev/null 2>&1
-export CKCORE_CACHE_DIR=/tmp/cktune/ck TRITON_CACHE_DIR=/tmp/cktune/triton
-sections="--section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis"
+source benchmarks/ncu_env.sh
 p7='{"ndim":2,"N":32,"G":96,"C":96,"K":96,"spatial":[56,56],"filter":[7,7],"stride":[1,1],"pad":[3,3],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 p3='{"ndim":2,"N":32,"G":32,"C":32,"K":32,"spatial":[112,112],"filter":[3,3],"stride":[1,1],"pad":[1,1],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 flat=dw_fwd_bf16_cl_p128xc32_w4_s1_m1_t3_a16

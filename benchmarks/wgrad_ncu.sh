@@ -4,9 +4,7 @@
 # GEMM per tap against tap blocks; report as text in $OUT/wgrad_ncu.txt, do_bench times first.
 # usage: OUT=/path bash benchmarks/wgrad_ncu.sh
 set -u
-source benchmarks/device_setup.sh >/dev/null 2>&1
-export CKCORE_CACHE_DIR=/tmp/ckncu/ck TRITON_CACHE_DIR=/tmp/ckncu/triton
-sections="--section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis"
+source benchmarks/ncu_env.sh
 l1='{"ndim":2,"N":32,"G":32,"C":128,"K":128,"spatial":[56,56],"filter":[3,3],"stride":[1,1],"pad":[1,1],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 l4='{"ndim":2,"N":32,"G":32,"C":1024,"K":1024,"spatial":[7,7],"filter":[3,3],"stride":[1,1],"pad":[1,1],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 op=grouped_conv_bwd_weight
