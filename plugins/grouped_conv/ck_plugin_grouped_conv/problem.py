@@ -93,7 +93,7 @@ def _ptr_align(instance, attribute, value):
         raise UnsupportedProblem(attribute.name, value, "one of 1, 2, 4, 8, 16 (bytes)", op=instance.op)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class ConvProblem(ProblemBase):
     """One grouped convolution (see the module docstring for the fields).
 
@@ -221,21 +221,21 @@ def packed_strides(shape: tuple[int, ...], channels_last: bool) -> tuple[int, ..
     return tuple(strides)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class ConvFwdProblem(ConvProblem):
     """``y = conv(x, w)`` (see :class:`ConvProblem`)."""
 
     op = "grouped_conv_fwd"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class ConvBwdDataProblem(ConvProblem):
     """``dx = conv_bwd_data(dy, w)``, the gradient of the forward wrt x (see :class:`ConvProblem`)."""
 
     op = "grouped_conv_bwd_data"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class ConvBwdWeightProblem(ConvProblem):
     """``dw = conv_bwd_weight(x, dy)``, the gradient of the forward wrt w (see :class:`ConvProblem`)."""
 
