@@ -130,7 +130,7 @@ class ConvProblem(ProblemBase):
         for field in ("C", "K"):
             if getattr(self, field) % self.G:
                 raise UnsupportedProblem(field, getattr(self, field), f"a multiple of G={self.G}", op=op)
-        for i, size in enumerate(self.out_spatial):
+        for i, size in enumerate(_out_sizes(self)):  # not the memo: the hash is not set up yet
             if size < 1:
                 raise UnsupportedProblem(
                     "spatial", list(self.spatial),
@@ -151,16 +151,12 @@ class ConvProblem(ProblemBase):
     @property
     def out_spatial(self) -> tuple[int, ...]:
         """Output sizes (Wo,), (Ho, Wo) or (Do, Ho, Wo)."""
-        return tuple(out_size(*v) for v in zip(self.spatial, self.filter, self.stride, self.pad, self.dilation))
+        return _out_spatial(self)
 
     def as_3d(self) -> dict[str, tuple[int, int, int]]:
-        """Spatial fields padded to three dimensions (D, H, W) with size-1 leading dims."""
-        lead = 3 - self.ndim
-        return {
-            "spatial": (1,) * lead + self.spatial, "filter": (1,) * lead + self.filter,
-            "stride": (1,) * lead + self.stride, "pad": (0,) * lead + self.pad,
-            "dilation": (1,) * lead + self.dilation, "out": (1,) * lead + self.out_spatial,
-        }
+        """Spatial fields padded to three dimensions (D, H, W) with size-1 leading dims
+        (memoised per problem: read, do not modify)."""
+        return _as_3d(self)
 
     @property
     def taps(self) -> int:
@@ -175,7 +171,7 @@ class ConvProblem(ProblemBase):
     @property
     def out_pixels(self) -> int:
         """Output pixels per image."""
-        return math.prod(self.out_spatial)
+        return _out_pixels(self)
 
     @property
     def name(self) -> str:
@@ -196,7 +192,38 @@ class ConvProblem(ProblemBase):
         return _strides(self)
 
     def numel(self) -> dict[str, int]:
-        return {name: math.prod(shape) for name, shape in self.tensor_shapes().items()}
+        """Elements of x, w, y (memoised per problem: read, do not modify)."""
+        return _numel(self)
+
+
+# Derived sizes, memoised per problem: selection asks for them once per candidate instance.
+def _out_sizes(self: ConvProblem) -> tuple[int, ...]:
+    return tuple(out_size(*v) for v in zip(self.spatial, self.filter, self.stride, self.pad, self.dilation))
+
+
+@functools.lru_cache(maxsize=4096)
+def _out_spatial(self: ConvProblem) -> tuple[int, ...]:
+    return _out_sizes(self)
+
+
+@functools.lru_cache(maxsize=4096)
+def _out_pixels(self: ConvProblem) -> int:
+    return math.prod(_out_spatial(self))
+
+
+@functools.lru_cache(maxsize=4096)
+def _as_3d(self: ConvProblem) -> dict[str, tuple[int, int, int]]:
+    lead = 3 - self.ndim
+    return {
+        "spatial": (1,) * lead + self.spatial, "filter": (1,) * lead + self.filter,
+        "stride": (1,) * lead + self.stride, "pad": (0,) * lead + self.pad,
+        "dilation": (1,) * lead + self.dilation, "out": (1,) * lead + _out_spatial(self),
+    }
+
+
+@functools.lru_cache(maxsize=4096)
+def _numel(self: ConvProblem) -> dict[str, int]:
+    return {name: math.prod(shape) for name, shape in _shapes(self).items()}
 
 
 @functools.lru_cache(maxsize=4096)
