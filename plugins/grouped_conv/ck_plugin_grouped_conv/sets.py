@@ -101,7 +101,7 @@ def _keys(family, dtype: DType, channels_last: bool, full: bool) -> list:
         for bm, bn, bk, w, s, split in map(fix, _SPLIT):
             add(bm, bn, bk, w, s, split=split)
     if full and wgrad:
-        for bm, bn, bk, w, s, split, gpb, tb in map(_fp32_fit, _WGRAD_TAPS) if dtype is DType.FP32 else _WGRAD_TAPS:
+        for bm, bn, bk, w, s, split, gpb, tb in map(fix, _WGRAD_TAPS):
             add(bm, bn, bk, w, s, gpb=gpb, split=split, tap_block=tb)
     if full:
         for bm, bn, bk, w, s in itertools.product((64, 128, 256), (32, 64, 128), (32, 64), (4, 8), (3, 4)):
