@@ -67,5 +67,6 @@ def split_out(rows, names: set[str], drop: str, suite_path: str) -> None:
         for line in suite.values():
             f.write(json.dumps(line) + "\n")
 
+
 if __name__ == "__main__":
     main()

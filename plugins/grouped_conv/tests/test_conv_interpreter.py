@@ -32,8 +32,7 @@ def problem_for(reg, inst):
     """A small problem ``inst`` supports: block-sized channel counts, a partial last block of
     groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
     output pixels for every split of a backward-weight instance (a forward or backward-data
-    split divides the 3×3 filter's taps, at stride 1; backward-weight tap blocks take a 3×3
-    filter)."""
+    split divides the 3×3 filter's taps, at stride 1)."""
     k = inst.key
     gpb, a16, a16k = k.groups_per_block, k.access.value == "a16", k.access.value == "a16k"
     rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
@@ -53,8 +52,7 @@ def problem_for(reg, inst):
     if split > 1 and k.direction == "bwd_weight":  # at least split blocks of output pixels
         side = int((split * k.block_k) ** 0.5) + 1
         side = -(-side // 16) * 16 if cf16 else side
-        taps = 3 if getattr(k, "tap_block", 1) > 1 else 1  # tap blocks divide a 3x3 filter's 9 taps
-        fields = case(2, 1, G, G * Cg, G * Kg, (side, side), taps, pad=taps // 2)
+        fields = case(2, 1, G, G * Cg, G * Kg, (side, side), 1)
     else:
         stride = 1 if unit or split > 1 else 2  # a split needs 2 steps of the 3x3 taps per split
         fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=stride, pad=1)
