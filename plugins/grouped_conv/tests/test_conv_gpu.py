@@ -29,6 +29,9 @@ GPU_CASES = {
     "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
     # A first layer (C = 3, K = 64, 7x7 stride 2): flat, a16k, i32 and generic instances.
     "first_layer": case(2, 4, 1, 3, 64, (33, 31), 7, stride=2, pad=3),
+    # Stems the filter-row families serve: a 3-D one (windows of 21) and a 1-D audio one (C = 1).
+    "first_layer_3d": case(3, 2, 1, 3, 64, (5, 20, 18), (3, 7, 7), stride=(1, 2, 2), pad=(1, 3, 3)),
+    "first_layer_1d": case(1, 2, 1, 1, 64, 400, 10, stride=5),
 }
 
 

@@ -134,7 +134,7 @@ def test_a16k_serves_first_layers_and_refuses_unaligned_k(reg, op):
     first layer, where ``a16`` refuses) and refuse K = 24, naming the argument."""
     def first(p, access):
         return [i for i in sorted(reg.of_op(op), key=lambda i: i.name) if i.family.startswith("conv_")
-                and not i.family.startswith("conv_tma") and i.key.access.value == access
+                and not i.family.startswith(("conv_tma", "conv_row")) and i.key.access.value == access
                 and i.key.dtype.value == "fp16" and i.key.channels_last and not getattr(i.key, "flat", False)
                 and not getattr(i.key, "unit_stride", False) and i.key.groups_per_block == 1]
 

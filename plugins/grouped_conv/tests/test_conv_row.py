@@ -1,0 +1,105 @@
+"""The filter-row families (``conv_row_fwd``, ``conv_row_bwd_weight``) in Triton's interpreter
+against the NumPy float64 reference: first layers in 1D/2D/3D, every dtype, stride, padding on
+both sides of a row, dilation along d and h, one and several filter rows per step (the last step
+partly beyond the filter), splits, and the problems they must refuse."""
+
+import pytest
+
+from ckcore.testing import assert_matches_reference
+
+from cases import case, layout
+
+# (fields): channels-last first layers; X·C <= 32 so every window tile serves them.
+CASES = {
+    "resnet_stem": case(2, 2, 1, 3, 16, (21, 19), 7, stride=2, pad=3),
+    "stem_3d_dilated": case(3, 1, 1, 2, 16, (5, 9, 8), (3, 5, 5), stride=(1, 2, 1), pad=(1, 2, 0), dilation=(2, 2, 1)),
+    "audio_1d": case(1, 3, 1, 1, 32, 50, 10, stride=5),
+    "patch_embed": case(2, 1, 1, 3, 32, (16, 16), 4, stride=4),
+}
+
+
+def _row(reg, op, dtype, rows=None, split=None):
+    return [i for i in sorted(reg.of_op(op), key=lambda i: i.name) if i.family.startswith("conv_row")
+            and i.key.dtype.value == dtype and (rows is None or i.key.rows_per_step == rows)
+            and (split is None or i.key.split_k == split)]
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_row_forward_matches_reference(reg, name, dtype):
+    """One instance per number of filter rows per step (1, 2, 4, 8; fp32's wider windows leave
+    out the tiles beyond shared memory)."""
+    op = "grouped_conv_fwd"
+    fields = CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    ran = set()
+    for n, inst in enumerate(_row(reg, op, dtype)):
+        if inst.key.rows_per_step in ran or reg.family(inst).supports(inst.key, p) is not None:
+            continue
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+        ran.add(inst.key.rows_per_step)
+    assert ran == {1, 2, 4, 8} if dtype != "fp32" else {1, 2} <= ran
+
+
+# Backward-weight: at least 4 blocks of 64 output pixels, for split 4.
+WGRAD_CASES = {
+    "resnet_stem": CASES["resnet_stem"],
+    "stem_3d_dilated": case(3, 1, 1, 2, 16, (5, 18, 16), (3, 5, 5), stride=(1, 2, 1), pad=(1, 2, 0), dilation=(2, 2, 1)),
+    "audio_1d": case(1, 3, 1, 1, 32, 500, 10, stride=5),
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(WGRAD_CASES))
+def test_row_backward_weight_matches_reference(reg, name, dtype):
+    """Unsplit and split 4 ways (uneven shares) with one filter row per program."""
+    op = "grouped_conv_bwd_weight"
+    fields = WGRAD_CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    insts = [i for i in _row(reg, op, dtype, rows=1) if i.key.split_k in (1, 4) and i.key.block_n == 32]
+    assert len(insts) == 2
+    for n, inst in enumerate(insts):
+        assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
+
+
+@pytest.mark.parametrize("rows", [2, 4, 8])
+def test_row_backward_weight_several_rows_per_program(reg, rows):
+    """2, 4 and 8 filter rows per program from one dy tile, split 16 ways; with 15 filter rows
+    (3×5) the last program's rows run past the filter."""
+    op = "grouped_conv_bwd_weight"
+    fields = case(3, 1, 1, 2, 16, (4, 36, 32), (3, 5, 5), stride=1, pad=(1, 2, 0), dilation=(2, 1, 1))
+    p = reg.problem(op, **fields, dtype="bf16", layout="ndhwgc")
+    inst = next(i for i in _row(reg, op, "bf16", rows=rows, split=16) if reg.family(i).supports(i.key, p) is None)
+    assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=rows)
+
+
+@pytest.mark.parametrize("op", ["grouped_conv_fwd", "grouped_conv_bwd_weight"])
+@pytest.mark.parametrize("fields,layout_name,expected", [
+    (case(2, 2, 1, 3, 16, (9, 9), 3), "ngchw", "filter-row kernels are channels-last, layout ngchw"),
+    (case(2, 2, 3, 6, 48, (9, 9), 3), "nhwgc", "serve one group (G=3)"),
+    (case(2, 2, 1, 3, 16, (9, 9), 3, dilation=(1, 2)), "nhwgc", "need dilation 1 along w (dilation [1, 2])"),
+    (case(2, 2, 1, 3, 24, (9, 9), 3), "nhwgc", "needs K % 16 == 0 (K=24)"),
+    (case(2, 2, 1, 64, 64, (9, 9), 3), "nhwgc", "a filter row's X*C = 192 elements"),
+])
+def test_row_refusals_name_the_reason(reg, op, fields, layout_name, expected):
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout_name)
+    insts = _row(reg, op, "bf16")
+    assert insts
+    for inst in insts:
+        assert expected in reg.family(inst).supports(inst.key, p), inst.name
+
+
+def test_row_keys_validate_and_check_the_arch(reg):
+    from ck_plugin_grouped_conv.row_window import ConvRowBwdWeightKey, ConvRowFwdKey
+    from ckcore.errors import InvalidKernelKey
+
+    fam = reg.catalog.families["conv_row_fwd"]
+    assert "only backward-weight splits" in " ".join(fam.check(ConvRowFwdKey(dtype="bf16", block_m=64, block_n=64,
+                                                                             block_k=32, split_k=2), reg.arch))
+    assert "windows of 4 < 8 elements" in " ".join(fam.check(ConvRowFwdKey(dtype="bf16", block_m=64, block_n=64,
+                                                                            block_k=32, rows_per_step=8), reg.arch))
+    with pytest.raises(InvalidKernelKey, match="rows_per_step"):
+        ConvRowBwdWeightKey(dtype="bf16", block_m=64, block_n=64, block_k=64, rows_per_step=3)
+    name = ConvRowBwdWeightKey(dtype="bf16", block_m=64, block_n=64, block_k=64, split_k=16, rows_per_step=2).name
+    assert name == "conv_row_bwd_weight_bf16_64x64x64_w4_s3_k16_r2"
