@@ -26,7 +26,7 @@ import attrs
 
 from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
-from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
 from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, split_workspace_views, split_workspaces,
                      tile_features)
@@ -51,6 +51,12 @@ class ConvRowKey(KeyBase):
     :ivar rows_per_step: filter rows side by side in the window tile, each in ``tile / rows``
         elements: forward loads that many rows per reduction step, backward-weight serves that
         many per program from one dy tile (``_r<n>`` in the name when above 1).
+    :ivar pairs: backward-weight only: windows load two elements (4 bytes in 16-bit, 8 in fp32)
+        at a time from the even element at or below their start, so they go through the
+        asynchronous copy pipeline (``_p2`` in the name). Not declared: :meth:`ConvRowBwdWeight.specialize`
+        derives it for problems whose window starts share one parity (:func:`pairs_reason`), and
+        the selection features do not tell the twins apart (the derived one runs in place of the
+        declared one).
     """
 
     direction: ClassVar[str] = ""
@@ -65,12 +71,13 @@ class ConvRowKey(KeyBase):
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     split_k: int = attrs.field(default=1, validator=int_in(1, 512))
     rows_per_step: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
+    pairs: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
         return (f"conv_row_{self.direction}_{self.dtype.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_w{self.num_warps}_s{self.num_stages}" + (f"_k{self.split_k}" if self.split_k > 1 else "")
-                + (f"_r{self.rows_per_step}" if self.rows_per_step > 1 else ""))
+                + (f"_r{self.rows_per_step}" if self.rows_per_step > 1 else "") + ("_p2" if self.pairs else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -106,6 +113,20 @@ def _int_args(p: ConvProblem) -> dict[str, int]:
         dims = (s[0],) + lead + s[2:]  # (n or k, d, h, w): channels-last strides less the channel one
         out.update({f"s{role}{a}": v for a, v in zip(axes, dims)})
     return out
+
+
+def pairs_reason(p: ConvProblem, window: int) -> str | None:
+    """Why ``p``'s windows cannot load in pairs, or None. Pairs need every window start (element
+    (ow·str_w - pad_w)·C of an input row) of one parity and every row start even: str_w·C and
+    W·C even (the packed channels-last pitches of rows, planes and images are multiples of
+    W·C); and room in a ``window``-element tile for the element below an odd start."""
+    d3 = p.as_3d()
+    W, str_w, pad_w, X = d3["spatial"][2], d3["stride"][2], d3["pad"][2], d3["filter"][2]
+    if str_w * p.C % 2 or W * p.C % 2:
+        return f"window starts of mixed parity (str_w*C={str_w * p.C}, W*C={W * p.C})"
+    if X * p.C + pad_w * p.C % 2 > window:
+        return f"X*C = {X * p.C} plus one element below an odd start > {window}-element windows"
+    return None
 
 
 class ConvRowFamily(KernelFamily):
@@ -146,6 +167,10 @@ class ConvRowFamily(KernelFamily):
             reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
         if self.direction == "fwd" and key.split_k > 1:
             reasons.append(f"split_k={key.split_k}: only backward-weight splits its reduction")
+        if key.pairs and self.direction == "fwd":
+            # resnet50.conv1 and the first-layer suite, H100: no faster than the element loads on
+            # the conv1 rows, up to 1.27x slower on others (docs/performance.md)
+            reasons.append("pairs: backward-weight only (forward measured slower with them)")
         if self._window(key) < 8:
             reasons.append(f"rows_per_step={key.rows_per_step}: windows of {self._window(key)} < 8 elements")
         return reasons
@@ -166,6 +191,10 @@ class ConvRowFamily(KernelFamily):
         if p.dilation[-1] != 1:
             return f"filter-row kernels need dilation 1 along w (dilation {list(p.dilation)})"
         args = _int_args(p)
+        if key.pairs:
+            why = pairs_reason(p, self._window(key))
+            if why:
+                return f"pairs kernel: {why}"
         if args["XC"] > self._window(key):
             return f"a filter row's X*C = {args['XC']} elements > the {self._window(key)}-element window tile"
         if p.ptr_align != 16:
@@ -201,10 +230,12 @@ class ConvRowFamily(KernelFamily):
         return {"UPCAST": False}
 
     def divisible_by_16(self, key: ConvRowKey) -> tuple[str, ...]:
-        """The output-channel side (K, the y / dy pointer and strides); split workspaces."""
+        """The output-channel side (K, the y / dy pointer and strides); split workspaces; the x
+        pointer for pairs (supports checks ``ptr_align``)."""
         out_ptr = "y_ptr" if self.direction == "fwd" else "dy_ptr"
         ws = ("ws_ptr", "lock_ptr") if key.split_k > 1 else ()
-        return (out_ptr,) + _HINTED + ws
+        return (out_ptr,) + _HINTED + ws + (("x_ptr",) if key.pairs else ())
+
 
     def compile_options(self, key: ConvRowKey) -> dict[str, Any]:
         return {"num_warps": key.num_warps, "num_stages": key.num_stages}
@@ -304,6 +335,13 @@ class ConvRowBwdWeight(ConvRowFamily):
 
     def _steps(self, key, p):
         return math.ceil(math.ceil(p.N * p.out_pixels / key.block_k) / key.split_k)
+
+    def specialize(self, key: ConvRowKey, p: ConvProblem) -> ConvRowKey:
+        """The pairs twin (:attr:`ConvRowKey.pairs`) where ``p``'s windows allow it
+        (:func:`pairs_reason`), else ``key``."""
+        if key.pairs or pairs_reason(p, self._window(key)) is not None:
+            return key
+        return attrs.evolve(key, pairs=True)
 
     def _split_reason(self, key, p):
         """At least one block of pixels per split; without a split, at most

@@ -32,6 +32,8 @@ GPU_CASES = {
     # Stems the filter-row families serve: a 3-D one (windows of 21) and a 1-D audio one (C = 1).
     "first_layer_3d": case(3, 2, 1, 3, 64, (5, 20, 18), (3, 7, 7), stride=(1, 2, 2), pad=(1, 3, 3)),
     "first_layer_1d": case(1, 2, 1, 1, 64, 400, 10, stride=5),
+    # Even W·C and str_w·C: the filter-row kernels load windows in pairs (derived twins).
+    "first_layer_pairs": case(2, 4, 1, 3, 64, (33, 32), 7, stride=2, pad=3),
 }
 
 

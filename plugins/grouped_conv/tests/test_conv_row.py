@@ -103,3 +103,28 @@ def test_row_keys_validate_and_check_the_arch(reg):
         ConvRowBwdWeightKey(dtype="bf16", block_m=64, block_n=64, block_k=64, rows_per_step=3)
     name = ConvRowBwdWeightKey(dtype="bf16", block_m=64, block_n=64, block_k=64, split_k=16, rows_per_step=2).name
     assert name == "conv_row_bwd_weight_bf16_64x64x64_w4_s3_k16_r2"
+
+
+@pytest.mark.parametrize("op", ["grouped_conv_bwd_weight"])
+def test_row_pairs_are_derived_where_window_starts_share_a_parity(reg, op):
+    """Selection runs the pairs twin (``_p2``) of a backward-weight filter-row instance where
+    str_w·C and W·C are even (ResNet's stem: odd starts, pad_w·C = 9); not where they are odd;
+    a pairs key refuses a problem of mixed parity, naming it. Forward keys refuse pairs."""
+    from ck_plugin_grouped_conv.row_window import ConvRowFwdKey
+
+    fwd = reg.catalog.families["conv_row_fwd"]
+    assert "backward-weight only" in " ".join(fwd.check(ConvRowFwdKey(dtype="bf16", block_m=128, block_n=64,
+                                                                     block_k=32, pairs=True), reg.arch))
+    stem = reg.problem(op, **case(2, 2, 1, 3, 16, (21, 20), 7, stride=2, pad=3), dtype="bf16", layout="nhwgc")
+    audio = reg.problem(op, **CASES["audio_1d"], dtype="bf16", layout="nwgc")
+    odd_w = reg.problem(op, **case(2, 2, 1, 3, 16, (21, 21), 7, stride=2, pad=3), dtype="bf16", layout="nhwgc")
+    for inst in _row(reg, op, "bf16"):
+        fam = reg.family(inst)
+        if fam.supports(inst.key, stem) is None and fam._window(inst.key) >= 22:
+            twin = reg.specialized(inst, stem)
+            assert twin.name == inst.name + "_p2" and twin.key.pairs
+            assert "pairs kernel: window starts of mixed parity (str_w*C=6, W*C=63)" in fam.supports(twin.key, odd_w)
+        if fam.supports(inst.key, audio) is None:
+            assert reg.specialized(inst, audio) is inst
+        if fam.supports(inst.key, odd_w) is None:
+            assert reg.specialized(inst, odd_w) is inst
