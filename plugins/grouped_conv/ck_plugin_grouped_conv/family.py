@@ -21,7 +21,7 @@ from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
 __all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_reason",
-           "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
+           "mma_tile_reasons", "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -133,6 +133,27 @@ def unit_stride_reason(key, p: ConvProblem) -> str | None:
     return None
 
 
+def mma_tile_reasons(key, arch: ArchSpec, smem: int, *, accs: int = 1, smem_what: str = "") -> list[str]:
+    """Static checks every tensor-core conv tile shares, on ``arch``: the tensor cores take the
+    dtype (fp32 as tf32), ``smem`` bytes (``smem_what`` says of what) fit one block, the
+    reduction step meets the MMA minimum K, the warps fit a block, and ``accs`` fp32 accumulator
+    tiles of ``block_m × block_n`` fit 128 registers per thread."""
+    reasons = []
+    tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
+    if tc not in arch.tensor_core_dtypes:
+        reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
+    if smem > arch.smem_per_block_bytes:
+        reasons.append(f"shared memory {smem} B{smem_what} > {arch.smem_per_block_bytes} B per block on {arch.arch}")
+    if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
+        reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
+    if key.num_warps * 32 > arch.max_threads_per_block:
+        reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+    acc_regs = accs * key.block_m * key.block_n // (32 * key.num_warps)
+    if acc_regs > 128:
+        reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128" + (f" ({accs} tap tiles)" if accs > 1 else ""))
+    return reasons
+
+
 class ConvFamily(KernelFamily):
     """Shared behaviour of the three implicit-GEMM families."""
 
@@ -148,23 +169,10 @@ class ConvFamily(KernelFamily):
     def check(self, key: ConvKey, arch: ArchSpec) -> list[str]:
         """Static validity on ``arch``: tensor cores take the dtype, the operand pipeline fits
         shared memory, the reduction step meets the MMA minimum K, accumulators fit registers."""
-        reasons = []
-        tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
-        if tc not in arch.tensor_core_dtypes:
-            reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
         # operand pipeline: one row tile and, with backward-weight's tap blocks, a column tile per tap
-        smem = key.num_stages * (key.block_m + getattr(key, "tap_block", 1) * key.block_n) * key.block_k * key.dtype.itemsize
-        if smem > arch.smem_per_block_bytes:
-            reasons.append(f"shared memory {smem} B > {arch.smem_per_block_bytes} B per block on {arch.arch}")
-        if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
-            reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
-        if key.num_warps * 32 > arch.max_threads_per_block:
-            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
         accs = getattr(key, "tap_block", 1)
-        acc_regs = accs * key.block_m * key.block_n // (32 * key.num_warps)
-        if acc_regs > 128:
-            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128"
-                           + (f" ({accs} tap tiles)" if accs > 1 else ""))
+        smem = key.num_stages * (key.block_m + accs * key.block_n) * key.block_k * key.dtype.itemsize
+        reasons = mma_tile_reasons(key, arch, smem, accs=accs)
         if accs > 1 and key.flat:
             reasons.append(f"tap_block={accs} needs flat=False (flat columns already span the taps)")
         if key.block_m * key.block_n < 32 * key.num_warps * 4:

@@ -28,8 +28,8 @@ from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, split_workspace_views, split_workspaces,
-                     tile_features)
+from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, mma_tile_reasons, split_workspace_views,
+                     split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -152,19 +152,8 @@ class ConvRowFamily(KernelFamily):
         """Static validity on ``arch``: tensor cores take the dtype, the operand pipeline fits
         shared memory, the reduction step meets the MMA minimum K, accumulators fit registers,
         only backward-weight splits."""
-        reasons = []
-        tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
-        if tc not in arch.tensor_core_dtypes:
-            reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
         smem = key.num_stages * (key.block_m + key.block_n) * key.block_k * key.dtype.itemsize
-        if smem > arch.smem_per_block_bytes:
-            reasons.append(f"shared memory {smem} B > {arch.smem_per_block_bytes} B per block on {arch.arch}")
-        if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
-            reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
-        if key.block_m * key.block_n // (32 * key.num_warps) > 128:
-            reasons.append(f"{key.block_m * key.block_n // (32 * key.num_warps)} fp32 accumulator registers per thread > 128")
-        if key.num_warps * 32 > arch.max_threads_per_block:
-            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        reasons = mma_tile_reasons(key, arch, smem)
         if self.direction == "fwd" and key.split_k > 1:
             reasons.append(f"split_k={key.split_k}: only backward-weight splits its reduction")
         if key.pairs and self.direction == "fwd":

@@ -33,8 +33,8 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, split_reason, split_workspace_views, split_workspaces,
-                     tile_features)
+from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, mma_tile_reasons, split_reason,
+                     split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -155,23 +155,10 @@ class ConvTmaFamily(KernelFamily):
         """Static validity: TMA and tensor cores for the dtype, the operand pipeline plus an
         output tile fit shared memory, accumulators fit registers, warps fit a block, and the
         family's tile rules (:meth:`_tile_reasons`)."""
-        reasons = []
-        if not arch.tma:
-            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
-        tc = "tf32" if key.dtype is DType.FP32 else key.dtype.value
-        if tc not in arch.tensor_core_dtypes:
-            reasons.append(f"dtype {key.dtype.value}: {arch.arch} tensor cores take {', '.join(arch.tensor_core_dtypes)}")
         item = key.dtype.itemsize
         smem = (key.num_stages * (key.block_m + key.block_n) * key.block_k + key.block_m * key.block_n) * item
-        if smem > arch.smem_per_block_bytes:
-            reasons.append(f"shared memory {smem} B (pipeline + output tile) > {arch.smem_per_block_bytes} B per block")
-        if key.block_k < arch.mma_min_k.get(key.dtype.value, 16):
-            reasons.append(f"block_k {key.block_k} < MMA minimum K {arch.mma_min_k[key.dtype.value]}")
-        acc_regs = key.block_m * key.block_n // (32 * key.num_warps)
-        if acc_regs > 128:
-            reasons.append(f"{acc_regs} fp32 accumulator registers per thread > 128")
-        if key.num_warps * 32 > arch.max_threads_per_block:
-            reasons.append(f"num_warps {key.num_warps} exceeds {arch.max_threads_per_block} threads per block")
+        reasons = [f"{arch.arch} has no TMA (tensor memory accelerator)"] if not arch.tma else []
+        reasons += mma_tile_reasons(key, arch, smem, smem_what=" (pipeline + output tile)")
         return reasons + self._tile_reasons(key)
 
     def _tile_reasons(self, key: ConvTmaKey) -> list[str]:
