@@ -21,7 +21,7 @@ from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
 __all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_reason",
-           "mma_tile_reasons", "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
+           "mma_tile_reasons", "pixel_split_reason", "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
 GRID_YZ_MAX = 65535
@@ -416,6 +416,19 @@ class ConvBwdData(ConvFamily):
 MAX_UNSPLIT_REDUCTION = 2**19
 
 
+def pixel_split_reason(key, p: ConvProblem) -> str | None:
+    """Why a backward-weight key whose reduction runs over N·output pixels in blocks of
+    ``block_k``, split over ``split_k`` programs, cannot serve ``p``: fewer blocks than splits
+    (shares are rounded up, so some splits may still get none, adding zero partials), or without
+    a split more than :data:`MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator; else None."""
+    pixels = p.N * p.out_pixels
+    if key.split_k > 1 and math.ceil(pixels / key.block_k) < key.split_k:
+        return f"N·output pixels = {pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
+    if key.split_k == 1 and pixels > MAX_UNSPLIT_REDUCTION:
+        return f"N·output pixels = {pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator (split_k > 1 instances divide it)"
+    return None
+
+
 class ConvBwdWeight(ConvFamily):
     """Backward-weight: per filter tap, rows are output channels, columns input channels,
     reduction N·output pixels, optionally split over ``split_k`` programs; a program serves
@@ -449,13 +462,7 @@ class ConvBwdWeight(ConvFamily):
         ``split_k`` blocks of output pixels, without one at most :data:`MAX_UNSPLIT_REDUCTION`."""
         if key.tap_block > 1 and p.taps % key.tap_block:
             return f"{p.taps} filter taps, not a multiple of tap_block={key.tap_block}"
-        reason = super().supports(key, p)
-        if reason is None and key.split_k > 1 and math.ceil(p.N * p.out_pixels / key.block_k) < key.split_k:
-            return f"N·output pixels = {p.N * p.out_pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
-        if reason is None and key.split_k == 1 and p.N * p.out_pixels > MAX_UNSPLIT_REDUCTION:
-            return (f"N·output pixels = {p.N * p.out_pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator "
-                    "(split_k > 1 instances divide it)")
-        return reason
+        return super().supports(key, p) or pixel_split_reason(key, p)
 
 
 FAMILIES = (ConvFwd, ConvBwdData, ConvBwdWeight)

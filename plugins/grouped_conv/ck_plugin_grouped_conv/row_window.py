@@ -10,8 +10,9 @@ flat implicit-GEMM kernels decompose every reduction index into a tap and a chan
 against three dimensions. Backward-weight reduces over output pixels per filter row, its dw tile
 being (output channels) × (the row's X·C elements).
 
-Serves channels-last problems with G = 1, dilation 1 along w, X·C <= ``block_k`` (forward) or
-``block_n`` (backward-weight), K, y / dy strides and the y / dy pointer 16-divisible (the output
+Serves channels-last problems with G = 1, dilation 1 along w, X·C within one window (``block_k``
+(forward) or ``block_n`` (backward-weight) over ``rows_per_step``; one more element for pairs
+with odd window starts), K, y / dy strides and the y / dy pointer 16-divisible (the output
 channel side loads and stores vectors), and 32-bit offsets. Other problems are left to the
 implicit-GEMM families, which serve every valid problem.
 """
@@ -28,8 +29,8 @@ from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, mma_tile_reasons, split_workspace_views,
-                     split_workspaces, tile_features)
+from .family import (GRID_YZ_MAX, INT32_MAX, int_args, mma_tile_reasons, pixel_split_reason,
+                     split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -97,22 +98,9 @@ _HINTED = ("K", "syn", "syd", "syh", "syw")  # the output-channel side: vectors 
 
 @functools.lru_cache(maxsize=4096)
 def _int_args(p: ConvProblem) -> dict[str, int]:
-    """Kernel integer arguments by name: sizes padded to 3-D, XC = X·C (the window), rows =
-    N·output pixels, and the strides (elements) of x, w and y less their unit ones."""
-    d3 = p.as_3d()
-    out = {"C": p.C, "K": p.K, "XC": d3["filter"][2] * p.C, "rows": p.N * p.out_pixels}
-    out.update(zip(("D", "H", "W"), d3["spatial"]))
-    out.update(zip(("Do", "Ho", "Wo"), d3["out"]))
-    out.update(zip(("Z", "Y"), d3["filter"][:2]))
-    out.update(zip(("str_d", "str_h", "str_w"), d3["stride"]))
-    out.update(zip(("pad_d", "pad_h", "pad_w"), d3["pad"]))
-    out.update(zip(("dil_d", "dil_h"), d3["dilation"][:2]))
-    lead = (0,) * (3 - p.ndim)
-    for role, axes in (("x", "ndh"), ("w", "kzy"), ("y", "ndhw")):
-        s = p.tensor_strides()[role]
-        dims = (s[0],) + lead + s[2:]  # (n or k, d, h, w): channels-last strides less the channel one
-        out.update({f"s{role}{a}": v for a, v in zip(axes, dims)})
-    return out
+    """Kernel integer arguments by name: :func:`.family.int_args` (sizes padded to 3-D, strides),
+    XC = X·C (the elements of a filter row) and rows = N·output pixels (M or P)."""
+    return {**int_args(p, 1), "XC": p.as_3d()["filter"][2] * p.C, "rows": p.N * p.out_pixels}
 
 
 def pairs_reason(p: ConvProblem, window: int) -> str | None:
@@ -225,7 +213,6 @@ class ConvRowFamily(KernelFamily):
         ws = ("ws_ptr", "lock_ptr") if key.split_k > 1 else ()
         return (out_ptr,) + _HINTED + ws + (("x_ptr",) if key.pairs else ())
 
-
     def compile_options(self, key: ConvRowKey) -> dict[str, Any]:
         return {"num_warps": key.num_warps, "num_stages": key.num_stages}
 
@@ -245,7 +232,8 @@ class ConvRowFamily(KernelFamily):
                 "full": lambda arch: row_set(self, arch, full=True)}
 
     def features(self, key: ConvRowKey) -> dict[str, float]:
-        """Tile sizes, warps, stages and split."""
+        """Tile sizes, warps, stages, split and rows per step (not ``pairs``: the twins share
+        the declared key's features)."""
         return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "num_warps": key.num_warps,
                 "num_stages": key.num_stages, "split_k": float(key.split_k), "rows_per_step": float(key.rows_per_step)}
 
@@ -326,21 +314,15 @@ class ConvRowBwdWeight(ConvRowFamily):
         return math.ceil(math.ceil(p.N * p.out_pixels / key.block_k) / key.split_k)
 
     def specialize(self, key: ConvRowKey, p: ConvProblem) -> ConvRowKey:
-        """The pairs twin (:attr:`ConvRowKey.pairs`) where ``p``'s windows allow it
-        (:func:`pairs_reason`), else ``key``."""
-        if key.pairs or pairs_reason(p, self._window(key)) is not None:
+        """The pairs twin (:attr:`ConvRowKey.pairs`) where ``key`` serves ``p`` and ``p``'s
+        windows allow pairs (:func:`pairs_reason`), else ``key``."""
+        if key.pairs or self.supports(key, p) is not None or pairs_reason(p, self._window(key)) is not None:
             return key
         return attrs.evolve(key, pairs=True)
 
     def _split_reason(self, key, p):
-        """At least one block of pixels per split; without a split, at most
-        :data:`.family.MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator."""
-        pixels = p.N * p.out_pixels
-        if math.ceil(pixels / key.block_k) < key.split_k:
-            return f"N·output pixels = {pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
-        if key.split_k == 1 and pixels > MAX_UNSPLIT_REDUCTION:
-            return f"N·output pixels = {pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator (split_k > 1 instances divide it)"
-        return None
+        """:func:`.family.pixel_split_reason`."""
+        return pixel_split_reason(key, p)
 
 
 ROW_FAMILIES = (ConvRowFwd, ConvRowBwdWeight)

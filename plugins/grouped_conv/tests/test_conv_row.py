@@ -3,6 +3,7 @@ against the NumPy float64 reference: first layers in 1D/2D/3D, every dtype, stri
 both sides of a row, dilation along d and h, one and several filter rows per step (the last step
 partly beyond the filter), splits, and the problems they must refuse."""
 
+import attrs
 import pytest
 
 from ckcore.testing import assert_matches_reference
@@ -52,7 +53,8 @@ WGRAD_CASES = {
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("name", sorted(WGRAD_CASES))
 def test_row_backward_weight_matches_reference(reg, name, dtype):
-    """Unsplit and split 4 ways (uneven shares) with one filter row per program."""
+    """Unsplit and split 4 ways (uneven shares on the 1-D case) with one filter row per program
+    (in pairs on the 3-D case, whose W·C and str_w·C are even)."""
     op = "grouped_conv_bwd_weight"
     fields = WGRAD_CASES[name]
     p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
@@ -63,14 +65,27 @@ def test_row_backward_weight_matches_reference(reg, name, dtype):
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
 
 
-@pytest.mark.parametrize("rows", [2, 4, 8])
-def test_row_backward_weight_several_rows_per_program(reg, rows):
-    """2, 4 and 8 filter rows per program from one dy tile, split 16 ways; with 15 filter rows
-    (3×5) the last program's rows run past the filter."""
+# Backward-weight with several filter rows per program (split 16: at least 16 blocks of 64 pixels),
+# (fields, whether the pairs twin runs): even window starts (pad_w·C = 0), odd ones (pad_w·C = 3),
+# and mixed parity (W·C odd: element loads).
+ROWS_CASES = {
+    "pairs_even_starts": (case(3, 1, 1, 2, 16, (4, 36, 32), (3, 5, 5), stride=1, pad=(1, 2, 0), dilation=(2, 1, 1)), True),
+    "pairs_odd_starts": (case(2, 1, 1, 3, 16, (40, 110), (3, 5), stride=(1, 2), pad=1), True),
+    "element_loads": (case(2, 1, 1, 3, 16, (40, 109), (3, 5), stride=(1, 2), pad=1), False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROWS_CASES))
+@pytest.mark.parametrize("rows", [1, 2, 4, 8])
+def test_row_backward_weight_rows_per_program(reg, rows, name):
+    """1, 2, 4 and 8 filter rows per program from one dy tile, split 16 ways, loaded in pairs
+    (window starts even, or odd: the element below the start is loaded and zeroed) or element by
+    element; with 15 or 3 filter rows the last program's rows run past the filter."""
     op = "grouped_conv_bwd_weight"
-    fields = case(3, 1, 1, 2, 16, (4, 36, 32), (3, 5, 5), stride=1, pad=(1, 2, 0), dilation=(2, 1, 1))
-    p = reg.problem(op, **fields, dtype="bf16", layout="ndhwgc")
+    fields, pairs = ROWS_CASES[name]
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
     inst = next(i for i in _row(reg, op, "bf16", rows=rows, split=16) if reg.family(i).supports(i.key, p) is None)
+    assert reg.specialized(inst, p).key.pairs == pairs
     assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=rows)
 
 
@@ -105,11 +120,13 @@ def test_row_keys_validate_and_check_the_arch(reg):
     assert name == "conv_row_bwd_weight_bf16_64x64x64_w4_s3_k16_r2"
 
 
-@pytest.mark.parametrize("op", ["grouped_conv_bwd_weight"])
-def test_row_pairs_are_derived_where_window_starts_share_a_parity(reg, op):
-    """Selection runs the pairs twin (``_p2``) of a backward-weight filter-row instance where
-    str_w·C and W·C are even (ResNet's stem: odd starts, pad_w·C = 9); not where they are odd;
-    a pairs key refuses a problem of mixed parity, naming it. Forward keys refuse pairs."""
+def test_row_pairs_are_derived_where_window_starts_share_a_parity(reg):
+    """A backward-weight filter-row instance runs as its pairs twin (``_p2``) where str_w·C and
+    W·C are even (ResNet's stem: odd starts, pad_w·C = 9); not where they are odd, nor where the
+    instance does not serve the problem; a pairs key refuses a problem of mixed parity or a
+    window without room for the element below an odd start, naming it. Forward keys refuse
+    pairs."""
+    op = "grouped_conv_bwd_weight"
     from ck_plugin_grouped_conv.row_window import ConvRowFwdKey
 
     fwd = reg.catalog.families["conv_row_fwd"]
@@ -118,9 +135,20 @@ def test_row_pairs_are_derived_where_window_starts_share_a_parity(reg, op):
     stem = reg.problem(op, **case(2, 2, 1, 3, 16, (21, 20), 7, stride=2, pad=3), dtype="bf16", layout="nhwgc")
     audio = reg.problem(op, **CASES["audio_1d"], dtype="bf16", layout="nwgc")
     odd_w = reg.problem(op, **case(2, 2, 1, 3, 16, (21, 21), 7, stride=2, pad=3), dtype="bf16", layout="nhwgc")
+    grouped = reg.problem(op, **case(2, 2, 2, 6, 32, (21, 20), 7, stride=2, pad=3), dtype="bf16", layout="nhwgc")
+    # X·C = 16 fills a 16-element window: no room for the element below an odd start (pad_w·C = 1)
+    full = reg.problem(op, **case(1, 3, 1, 1, 16, 4000, 16, stride=2, pad=1), dtype="bf16", layout="nwgc")
+    twins = no_room = 0
     for inst in _row(reg, op, "bf16"):
         fam = reg.family(inst)
-        if fam.supports(inst.key, stem) is None and fam._window(inst.key) >= 22:
+        assert reg.specialized(inst, grouped) is inst
+        if fam.supports(inst.key, full) is None and fam._window(inst.key) == 16:
+            no_room += 1
+            assert reg.specialized(inst, full) is inst
+            assert "X*C = 16 plus one element below an odd start > 16-element windows" in \
+                fam.supports(attrs.evolve(inst.key, pairs=True), full)
+        if fam.supports(inst.key, stem) is None:
+            twins += 1
             twin = reg.specialized(inst, stem)
             assert twin.name == inst.name + "_p2" and twin.key.pairs
             assert "pairs kernel: window starts of mixed parity (str_w*C=6, W*C=63)" in fam.supports(twin.key, odd_w)
@@ -128,3 +156,4 @@ def test_row_pairs_are_derived_where_window_starts_share_a_parity(reg, op):
             assert reg.specialized(inst, audio) is inst
         if fam.supports(inst.key, odd_w) is None:
             assert reg.specialized(inst, odd_w) is inst
+    assert twins >= 2 and no_room >= 2
