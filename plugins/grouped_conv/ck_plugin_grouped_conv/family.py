@@ -20,7 +20,7 @@ from . import rules, sets
 from .keys import Access, ConvBwdDataKey, ConvBwdWeightKey, ConvFwdKey, ConvKey
 from .problem import ConvProblem
 
-__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "split_reason",
+__all__ = ["ConvFamily", "ConvFwd", "ConvBwdData", "ConvBwdWeight", "FAMILIES", "gemm_shape", "grid_reason", "int32_reason", "split_reason",
            "mma_tile_reasons", "pixel_split_reason", "split_workspace_views", "split_workspaces", "stride_phases", "tile_features"]
 
 INT32_MAX = 2**31 - 1
@@ -29,6 +29,23 @@ _SIZES = ("C", "K", "Cg", "Kg", "Cs", "Ks", "D", "H", "W", "Do", "Ho", "Wo", "Z"
           "str_d", "str_h", "str_w", "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w")
 _STRIDES_CL = ("sxn", "sxd", "sxh", "sxw", "swk", "swz", "swy", "swx", "syn", "syd", "syh", "syw")
 _STRIDES_CF = ("sxn", "sxc", "sxd", "sxh", "swk", "swc", "swz", "swy", "syn", "syk", "syd", "syh")
+
+
+def grid_reason(grid: tuple[int, int, int]) -> str | None:
+    """Why a launch ``grid`` cannot run (more than :data:`GRID_YZ_MAX` programs in dimension 1
+    or 2: CUDA's limit), or None."""
+    if max(grid[1:]) > GRID_YZ_MAX:
+        return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
+    return None
+
+
+def int32_reason(p: ConvProblem, what: str = "32-bit offsets") -> str | None:
+    """Why a kernel indexing with 32-bit ``what`` cannot address ``p``'s tensors (one beyond
+    :data:`INT32_MAX` elements), or None."""
+    for role, count in p.numel().items():
+        if count > INT32_MAX:
+            return f"tensor {role} has {count} elements, beyond {what}"
+    return None
 
 
 def access_features(key) -> dict[str, float]:
@@ -221,16 +238,12 @@ class ConvFamily(KernelFamily):
     def _launch_reason(self, key, p: ConvProblem) -> str | None:
         """Grid limits, and what the key's access mode assumes (32-bit offsets; alignment and
         16-divisible hinted arguments for ``a16`` and ``a16k``)."""
-        grid = self.grid(key, p)
-        if max(grid[1:]) > GRID_YZ_MAX:
-            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        if key.access is Access.GENERIC:
-            return None
-        for role, count in p.numel().items():
-            if count > INT32_MAX:
-                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
-        if key.access is Access.I32:
-            return None
+        why = grid_reason(self.grid(key, p))
+        if why or key.access is Access.GENERIC:
+            return why
+        why = int32_reason(p)
+        if why or key.access is Access.I32:
+            return why
         if p.ptr_align != 16:
             return f"needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         args = int_args(p, key.groups_per_block)

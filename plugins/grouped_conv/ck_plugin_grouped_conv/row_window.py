@@ -29,7 +29,7 @@ from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
-from .family import (GRID_YZ_MAX, INT32_MAX, int_args, mma_tile_reasons, pixel_split_reason,
+from .family import (grid_reason, int32_reason, int_args, mma_tile_reasons, pixel_split_reason,
                      split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
@@ -179,13 +179,7 @@ class ConvRowFamily(KernelFamily):
         for name in _HINTED:
             if args[name] % 16:
                 return f"needs {name} % 16 == 0 ({name}={args[name]})"
-        for role, count in p.numel().items():
-            if count > INT32_MAX:
-                return f"tensor {role} has {count} elements, beyond 32-bit offsets"
-        grid = self.grid(key, p)
-        if max(grid[1:]) > GRID_YZ_MAX:
-            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        return self._split_reason(key, p)
+        return int32_reason(p) or grid_reason(self.grid(key, p)) or self._split_reason(key, p)
 
     def _split_reason(self, key: ConvRowKey, p: ConvProblem) -> str | None:
         return None

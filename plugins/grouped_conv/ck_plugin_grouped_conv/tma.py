@@ -33,7 +33,7 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import (GRID_YZ_MAX, INT32_MAX, MAX_UNSPLIT_REDUCTION, mma_tile_reasons, split_reason,
+from .family import (MAX_UNSPLIT_REDUCTION, grid_reason, int32_reason, mma_tile_reasons, split_reason,
                      split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
@@ -197,13 +197,8 @@ class ConvTmaFamily(KernelFamily):
             if gpb * getattr(p, field) * item % 16:
                 return (f"TMA needs {'groups_per_block * ' if gpb > 1 else ''}{field} * {item} B % 16 == 0 "
                         f"({field}={getattr(p, field)}{f', groups_per_block={gpb}' if gpb > 1 else ''}: a descriptor stride)")
-        for role, count in p.numel().items():
-            if count > INT32_MAX:
-                return f"tensor {role} has {count} elements, beyond 32-bit TMA coordinates"
-        grid = self.grid(key, p)
-        if max(grid[1:]) > GRID_YZ_MAX:
-            return f"grid {grid} exceeds {GRID_YZ_MAX} programs in dimension 1 or 2"
-        return self._split_reason(key, p)
+        return (int32_reason(p, "32-bit TMA coordinates") or grid_reason(self.grid(key, p))
+                or self._split_reason(key, p))
 
     def _merged_reason(self, key: ConvTmaKey, p: ConvProblem) -> str | None:
         """Why merged groups (``groups_per_block`` > 1) cannot serve ``p``: G not a multiple of
