@@ -32,7 +32,7 @@ def main():
     rows = [json.loads(l) for l in open(args.suite)]
     problems = [reg.problem(args.op, **{k: v for k, v in r.items() if k not in ("op", "name")}) for r in rows]
     reg.select(problems[0])  # loads the heuristic (and its model) once
-    reg._selections.clear()
+    reg.forget_selections()
     cold, warm, cands, notes = [], [], [], set()
     for p in problems:
         t0 = time.perf_counter()

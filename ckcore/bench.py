@@ -77,7 +77,8 @@ def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool,
     flops, nbytes = spec.flops(problem), spec.min_bytes(problem)
     return {
         "kind": "result", "op": op, "problem": problem.to_dict(), "problem_name": problem.name,
-        "instance": sel.instance.name, "ckcore_ms": ck_ms, "torch_ms": torch_ms,
+        "instance": sel.instance.name, "staged": sel.staging.reason if sel.staging is not None else None,
+        "ckcore_ms": ck_ms, "torch_ms": torch_ms,
         "ckcore_tflops": flops / ck_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9,
         "ckcore_gbps": nbytes / ck_ms / 1e6, "torch_gbps": nbytes / torch_ms / 1e6,
         "speedup": torch_ms / ck_ms, "ckcore_ms_rounds": ck_rounds, "torch_ms_rounds": torch_rounds,

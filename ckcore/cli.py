@@ -105,6 +105,11 @@ def cmd_select(args) -> int:
     print(sel.instance.name)
     if args.explain:
         print(f"problem: {problem.name}\nreason: {sel.reason}")
+        if sel.staging is not None:
+            print(f"staged as: {sel.staging.problem.name} (copies {', '.join(t.name for t in sel.staging.tensors)}; "
+                  f"ranking and rejections below are the twin's)")
+            if sel.direct is not None:
+                print(f"  unstaged best: {sel.direct.ranked[0].score:10.4g}  {sel.direct.instance.name}")
         for r in sel.ranked[:10]:
             print(f"  {r.score:10.4g}  {r.instance.name}")
         for name, why in sorted(sel.rejected.items())[: args.max_rejected]:

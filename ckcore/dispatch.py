@@ -57,6 +57,9 @@ def _warn_interpreter() -> None:
 def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, instance: str | None = None,
            interpret: bool | None = None) -> Any:
     """Run ``op`` on ``tensors`` with the selected (or the named) instance; returns the output.
+    Where the selection staged the problem (:mod:`ckcore.staging`), or a named instance runs
+    only the op's staged twin, the tensors are copied into ckcore buffers for the launch and
+    the output copied back.
 
     :raises UnsupportedProblem: tensors do not match the problem, or sit on the wrong device.
     :raises NoKernelFound: no instance supports the problem.
@@ -88,34 +91,45 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     if out is None:
         out = spec.empty_output(problem, first)
     if instance is None:
-        inst, kernel = registry.selected_kernel(problem, interpret=interpret)
+        sel, kernel = registry.selected_kernel(problem, interpret=interpret)
+        inst, staging = sel.instance, sel.staging
     else:
         inst = registry.instances.get(instance) or registry.derived(instance)
         if inst is None or inst.op != op:
             raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
-        inst = registry.specialized(inst, problem)
-    plan = registry.plan(inst, problem)
+        staging = registry.staging_for(inst, problem)
+        inst = registry.specialized(inst, problem if staging is None else staging.problem)
+    run_problem = problem if staging is None else staging.problem
+    plan = registry.plan(inst, run_problem)
     if plan.reason:
         raise UnsupportedProblem("instance", inst.name, f"an instance supporting {problem.name} ({plan.reason})", op=op)
     if instance is not None:
         kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
+    if staging is not None:
+        launch_tensors = staging.stage(registry.workspaces, device, launch_tensors, op)
     for name, nbytes in plan.workspaces.items():
         launch_tensors[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
-    args = plan.family.launch_args(inst.key, problem, launch_tensors, interpret=interpret)
+    args = plan.family.launch_args(inst.key, run_problem, launch_tensors, interpret=interpret)
     grid = plan.grid
+
+    def run():
+        kernel[grid](*args)
+        if staging is not None:  # the staged output back into the caller's tensor
+            staging.finish(launch_tensors, {spec.output: out})
+
     if interpret:
         _warn_interpreter()
-        kernel[grid](*args)
+        run()
     else:
         import torch
 
         try:
             if device.index == torch.cuda.current_device():  # the common case: no device switch
-                kernel[grid](*args)
+                run()
             else:
                 with torch.cuda.device(device):
-                    kernel[grid](*args)
+                    run()
         except Exception as exc:  # launcher / driver failure: report it as a ckcore error
             raise DeviceError(f"launching {inst.name} on {device} failed: {exc}") from exc
     return out

@@ -42,12 +42,18 @@ def use_interpreter(settings: Settings | None = None) -> bool:
 
 @attrs.frozen
 class Selection:
-    """The chosen instance for a problem, why, and the full ranking (best first)."""
+    """The chosen instance for a problem, why, and the full ranking (best first).
+
+    With ``staging`` set, ``instance`` runs the staged twin (``staging.problem``, on copies of
+    the tensors: :mod:`ckcore.staging`), and ``ranked`` / ``rejected`` are the twin's;
+    ``direct`` is then the selection for the problem itself (None where nothing runs it)."""
 
     instance: Instance
     reason: str
     ranked: tuple[Ranked, ...]
     rejected: Mapping[str, str] = attrs.field(eq=False, hash=False)
+    staging: Any = attrs.field(default=None, eq=False, hash=False)
+    direct: "Selection | None" = attrs.field(default=None, eq=False, hash=False)
 
 
 class Rejections(Mapping):
@@ -112,6 +118,7 @@ class Registry:
         self._jobs: dict[str, CompileJob] = {}
         self._fingerprints: dict[str, str] = {}
         self._selections: dict[ProblemBase, Selection] = {}
+        self._direct: dict[ProblemBase, Selection] = {}
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
@@ -146,7 +153,7 @@ class Registry:
         if other is not None and other != inst:
             raise InvalidKernelKey(inst.name, [f"name already used by a different key {other.key!r}"])
         self.instances[inst.name] = inst
-        self._selections.clear()
+        self.forget_selections()
         return inst
 
     def declare(self, op: str | None = None, kernel_set: str | None = None) -> list[Instance]:
@@ -294,7 +301,7 @@ class Registry:
         report.compiled, report.failed = built.compiled, report.failed + built.failed
         report.failures.update(built.failures)
         self._failed.update(report.failures)
-        self._selections.clear()
+        self.forget_selections()
         report.selection = self.prepare_selection({i.op for i in (instances if instances is not None
                                                                   else self.instances.values())})
         report.seconds = time.perf_counter() - started
@@ -345,14 +352,54 @@ class Registry:
         return fam.supports(inst.key, problem)
 
     def select(self, problem: ProblemBase) -> Selection:
-        """The instance to run ``problem`` with, and why (memoised per problem).
+        """The instance to run ``problem`` with, and why (memoised per problem). Where the op
+        offers a staged twin (:meth:`~ckcore.spec.Operator.staging`, ``CKCORE_STAGING``), the
+        twin's best score (ms) plus the copies' estimate is weighed against the best direct one.
 
-        :raises NoKernelFound: no declared instance supports it.
+        :raises NoKernelFound: no declared instance supports it (nor its twin).
         """
         sel = self._selections.get(problem)
         if sel is not None:
             return sel
-        self.catalog.op(problem.op)
+        operator = self.catalog.op(problem.op)
+        staging = operator.staging(problem) if self.settings.staging else None
+        try:
+            sel = self._select_direct(problem)
+        except NoKernelFound:
+            if staging is None:
+                raise
+            sel = None
+        if staging is not None:
+            twin = self._select_direct(staging.problem) if sel is None else self._twin_selection(staging.problem)
+            if twin is not None:
+                copy_ms = staging.cost_ms(self.device)
+                staged_ms = twin.ranked[0].score + copy_ms
+                if sel is None or staged_ms < sel.ranked[0].score:
+                    against = "nothing runs it unstaged" if sel is None else \
+                        f"direct best {sel.ranked[0].score:.4g} ({sel.instance.name})"
+                    reason = (f"staged ({staging.reason}): {twin.ranked[0].score:.4g} + copies {copy_ms:.3g} = "
+                              f"{staged_ms:.4g} against {against}; {twin.reason}")
+                    sel = Selection(twin.instance, reason, twin.ranked, twin.rejected, staging, sel)
+        self._selections[problem] = sel
+        return sel
+
+    def forget_selections(self) -> None:
+        """Drop the memoised selections (declared instances or compile failures changed)."""
+        self._selections.clear()
+        self._direct.clear()
+
+    def _twin_selection(self, problem: ProblemBase) -> Selection | None:
+        """The direct selection for a staged twin, or None when nothing supports it."""
+        try:
+            return self._select_direct(problem)
+        except NoKernelFound:
+            return None
+
+    def _select_direct(self, problem: ProblemBase) -> Selection:
+        """The best instance that runs ``problem`` on the caller's tensors (memoised)."""
+        memo = self._direct.get(problem)
+        if memo is not None:
+            return memo
         cands, rejected = self.candidates(problem)
         if not cands:
             raise NoKernelFound(problem.op, problem.name, rejected)
@@ -364,12 +411,25 @@ class Registry:
         best = ranked[0]
         reason = (f"{heuristic.name}: best score {best.score:.4g} ({best.note}) of {len(ranked)} supporting "
                   f"instances; {len(rejected)} rejected")
-        sel = Selection(best.instance, reason, ranked, rejected)
-        self._selections[problem] = sel
+        sel = self._direct[problem] = Selection(best.instance, reason, ranked, rejected)
         return sel
 
-    def selected_kernel(self, problem: ProblemBase, *, interpret: bool = False) -> tuple[Instance, Any]:
-        """The selected instance for ``problem`` and its launchable kernel. An instance that
+    def staging_for(self, inst: Instance, problem: ProblemBase):
+        """How the named instance ``inst`` runs ``problem`` when it does not support it as it
+        is: the op's staged twin, where ``inst`` supports that (None otherwise). A selection
+        that staged ``problem`` with ``inst`` gives its twin."""
+        sel = self._selections.get(problem)
+        if sel is not None and sel.staging is not None and sel.instance.name == inst.name:
+            return sel.staging
+        if self.plan(self.specialized(inst, problem), problem).reason is None or not self.settings.staging:
+            return None
+        staging = self.catalog.op(problem.op).staging(problem)
+        if staging is None or self.plan(self.specialized(inst, staging.problem), staging.problem).reason:
+            return None
+        return staging
+
+    def selected_kernel(self, problem: ProblemBase, *, interpret: bool = False) -> tuple[Selection, Any]:
+        """The selection for ``problem`` and its instance's launchable kernel. An instance that
         fails to compile (e.g. a derived epilogue variant that needs more shared memory than
         its plain tile) is recorded as failed and the next ranked one is taken, so a compile
         failure never reaches the caller while another instance supports the problem.
@@ -377,12 +437,13 @@ class Registry:
         :raises NoKernelFound: no instance that compiles supports it.
         """
         while True:
-            inst = self.select(problem).instance
+            sel = self.select(problem)
+            inst = sel.instance
             try:
-                return inst, self.load(inst, interpret=interpret)
+                return sel, self.load(inst, interpret=interpret)
             except CompileError as exc:
                 self._failed[inst.name] = str(exc)
-                self._selections.clear()
+                self.forget_selections()
 
     def compile_failure(self, name: str) -> str | None:
         """Why instance ``name`` failed to compile in :meth:`build`, or None."""

@@ -24,6 +24,11 @@ def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _on(value: str | None) -> bool:
+    """A setting that is on unless set to 0, false, no or off."""
+    return (value or "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
 @attrs.frozen(kw_only=True)
 class Settings:
     """ckcore configuration.
@@ -47,6 +52,9 @@ class Settings:
     :ivar compiled_trees: ``CKCORE_COMPILED_TREES``: compile the ``lightgbm`` selection models to
         native code when building kernels and predict with it (default on; needs lleaves:
         ``ckcore.heuristics.compiled``). ``0`` keeps LightGBM's own prediction.
+    :ivar staging: ``CKCORE_STAGING``: let selection run a problem on padded copies of its
+        tensors where its op offers such a twin and it is predicted faster (default on;
+        :mod:`ckcore.staging`). ``0`` runs every problem on the caller's tensors.
     """
 
     cache_dir: Path | None = None
@@ -61,6 +69,7 @@ class Settings:
     deterministic: bool = True
     autotune_top_k: int = 5
     compiled_trees: bool = True
+    staging: bool = True
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "Settings":
@@ -78,9 +87,10 @@ class Settings:
             kernel_set=env.get("CKCORE_KERNEL_SET") or "default",
             interpret=_truthy(env.get("CKCORE_INTERPRET")),
             workers=int(workers) if workers else None,
-            deterministic=(env.get("CKCORE_DETERMINISTIC") or "1").strip().lower() not in {"0", "false", "no", "off"},
+            deterministic=_on(env.get("CKCORE_DETERMINISTIC")),
             autotune_top_k=int(env.get("CKCORE_AUTOTUNE_TOP_K") or 5),
-            compiled_trees=(env.get("CKCORE_COMPILED_TREES") or "1").strip().lower() not in {"0", "false", "no", "off"},
+            compiled_trees=_on(env.get("CKCORE_COMPILED_TREES")),
+            staging=_on(env.get("CKCORE_STAGING")),
         )
 
     def resolved_cache_dir(self) -> Path:
@@ -106,4 +116,5 @@ ENV_VARS = {
     "CKCORE_DETERMINISTIC": "deterministic",
     "CKCORE_AUTOTUNE_TOP_K": "autotune_top_k",
     "CKCORE_COMPILED_TREES": "compiled_trees",
+    "CKCORE_STAGING": "staging",
 }

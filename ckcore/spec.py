@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Hashable
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import attrs
 import numpy as np
 
 from .arch import ArchSpec, DeviceSpec
 from .keys import KeyBase, ProblemBase
+
+if TYPE_CHECKING:
+    from .staging import Staging
 
 __all__ = ["Tolerance", "Operator", "KernelFamily", "Instance"]
 
@@ -62,6 +65,13 @@ class Operator(abc.ABC):
         """The bucket of ``problem`` (e.g. its dtype and layout): only instances whose family's
         :meth:`KernelFamily.bucket` returns it, or None, are checked for it; None (the
         default): every instance is checked."""
+        return None
+
+    def staging(self, problem: ProblemBase) -> Staging | None:
+        """A twin of ``problem`` that runs on copies of some of its tensors laid out for faster
+        kernels (:mod:`ckcore.staging`), or None (the default: the op offers none). Selection
+        takes it where the twin's best kernel plus the copies is predicted faster than the
+        best kernel for ``problem`` itself."""
         return None
 
     @abc.abstractmethod

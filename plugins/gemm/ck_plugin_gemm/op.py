@@ -6,15 +6,20 @@ import functools
 import math
 from typing import Any, Mapping
 
+import attrs
 import numpy as np
 
 from ckcore import DType, Operator, Tolerance, UnsupportedProblem
+from ckcore.staging import StagedTensor, Staging
 
 from .epilogue import EPILOGUE_TENSORS, Activation, Bias, activation_numpy, activation_torch
 from .problem import GemmProblem
 from .quant import OutType, QuantType, Scale
 
-__all__ = ["GemmOperator"]
+__all__ = ["GemmOperator", "STAGED_ROW_BYTES"]
+
+#: Staged copies' rows are padded to a multiple of this many bytes (TMA's 128-byte swizzle rows).
+STAGED_ROW_BYTES = 128
 
 
 def _ptr_align(t) -> int:
@@ -68,6 +73,34 @@ class GemmOperator(Operator):
     def bucket(self, problem: GemmProblem):
         """(dtype, layout), as the gemm families' ``bucket``."""
         return problem.dtype, problem.layout
+
+    def staging(self, problem: GemmProblem) -> Staging | None:
+        """The twin of a problem whose leading dimensions are not multiples of 16 bytes (TMA's
+        rule, which the ``gemm_tma`` and ``gemm_persistent`` families follow): A, B and C (with
+        ``c_in`` and the D tensors, which share C's strides) copied into buffers whose leading
+        dimension is the packed one rounded up to 128 bytes; the sizes stay the problem's, so
+        the padding is never read (TMA fills past the sizes with zeros, the other kernels mask).
+        Offered for batch 1 and 16-byte aligned pointers; None otherwise, or where every
+        leading dimension is already aligned."""
+        if problem.batch != 1 or problem.ptr_align != 16:
+            return None
+        packed, changes = problem.packed_ld(), {}
+        for field, name in (("lda", "a"), ("ldb", "b"), ("ldc", "c")):
+            size = problem.tensor_type(name).itemsize
+            if getattr(problem, field) * size % 16:
+                row = STAGED_ROW_BYTES // size
+                changes[field] = -(-packed[field] // row) * row
+        if not changes:
+            return None
+        twin = attrs.evolve(problem, **changes)
+        shapes, strides = twin.tensor_shapes(), twin.tensor_strides()
+        names = [n for f, n in (("lda", "a"), ("ldb", "b")) if f in changes]
+        if "ldc" in changes:
+            names += [n for n in twin.epilogue_tensors() if n not in ("bias", "scale_a", "scale_b")] + ["c"]
+        tensors = tuple(StagedTensor(n, tuple(shapes[n]), tuple(strides[n]), twin.tensor_type(n), output=n == "c")
+                        for n in names)
+        reason = ", ".join(f"{f} {getattr(problem, f)} -> {v}" for f, v in changes.items())
+        return Staging(twin, tensors, reason)
 
     def problem_from_tensors(self, a=None, b=None, c=None, **epilogue) -> GemmProblem:
         """The problem of torch tensors ``a`` [M,K], ``b`` [K,N] (and ``c`` [M,N]), each with an

@@ -204,3 +204,24 @@ def test_two_program_persistent_instances_match_reference(two_program, dtype, la
         for inst in two:
             v = validate(two_program, "gemm", p, instance=inst.name, seed=17, interpret=False)
             assert v.passed, (inst.name, v)
+
+
+@pytest.mark.parametrize("layout", ["rcr", "crr"])
+def test_staged_unaligned(registry, layout):
+    """Unaligned leading dimensions run on padded copies through the best TMA instance of the
+    twin problem (named, so staging is taken whatever selection would weigh)."""
+    p = registry.problem("gemm", M=1023, N=1025, K=1027, dtype="bf16", layout=layout, bias="col", activation="gelu")
+    staging = registry.catalog.op("gemm").staging(p)
+    twin = registry.select(staging.problem).instance
+    assert registry.family(twin).name in ("gemm_persistent", "gemm_tma")
+    assert registry.staging_for(twin, p) == staging
+    v = validate(registry, "gemm", p, instance=twin.name, seed=5, interpret=False)
+    assert v.passed, (twin.name, v)
+
+
+def test_selection_stages_4095_cube(registry):
+    p = registry.problem("gemm", M=4095, N=4095, K=4095, dtype="bf16", layout="rcr")
+    sel = registry.select(p)
+    assert sel.staging is not None, sel.reason
+    v = validate(registry, "gemm", p, seed=1, interpret=False)
+    assert v.passed, (sel.instance.name, v)

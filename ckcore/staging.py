@@ -1,0 +1,114 @@
+"""Staging: running a problem as a twin whose tensors ckcore copies into buffers laid out for
+faster kernels.
+
+A problem whose strides rule out the fast kernel families (a GEMM with a leading dimension of
+4095 bf16 elements: 8190-byte rows, which TMA cannot address) can still run at their speed on
+copies: the inputs are copied into ckcore buffers with padded strides, the kernel runs on the
+twin problem those strides describe, and the output is copied back. The copies move bytes at
+memory bandwidth; selection weighs them (:meth:`Staging.cost_ms`) against the best kernel that
+runs the problem as it is, and stages only where the sum is predicted faster.
+
+An op offers a twin through :meth:`ckcore.spec.Operator.staging`; the copies, the buffers and
+the decision are ckcore's. Buffers come from the registry's :class:`~ckcore.workspace.Workspaces`
+(one per device, stream and tensor name; reused in stream order, never shared between streams).
+Padding elements of the buffers are never read: the twin problem's sizes are the original
+ones, and the kernels mask or zero-fill (TMA) everything past them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import attrs
+
+__all__ = ["StagedTensor", "Staging", "COPY_EFFICIENCY", "COPY_LAUNCH_MS"]
+
+#: Fraction of the device's memory bandwidth a strided copy is assumed to reach, and the fixed
+#: cost of launching one copy (ms). A rough model: the staged path is chosen only where it wins
+#: by a wide margin (4095^3 bf16 GEMM: ~0.1 ms of copies against ~1 ms saved).
+COPY_EFFICIENCY = 0.6
+COPY_LAUNCH_MS = 0.006
+
+
+@attrs.frozen
+class StagedTensor:
+    """One tensor of the twin problem.
+
+    :ivar name: the op's tensor name (``a``, ``b``, ``c``...).
+    :ivar shape, strides: the twin's logical shape and strides, in elements.
+    :ivar dtype: element type (an object with ``torch`` and ``itemsize``, as :class:`ckcore.DType`).
+    :ivar output: copied back to the caller's tensor after the launch (else copied in before it).
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: Any
+    output: bool = False
+
+    @property
+    def span(self) -> int:
+        """Elements from the first to one past the last addressed element."""
+        if any(s == 0 for s in self.shape):
+            return 0
+        return 1 + sum((n - 1) * s for n, s in zip(self.shape, self.strides))
+
+    @property
+    def logical_bytes(self) -> int:
+        """Bytes of the tensor's elements (what one copy reads, and writes)."""
+        count = 1
+        for n in self.shape:
+            count *= n
+        return count * self.dtype.itemsize
+
+
+@attrs.frozen
+class Staging:
+    """A twin of a problem that runs on copies of some of its tensors.
+
+    :ivar problem: the twin problem the kernel runs (same sizes and semantics, other strides).
+    :ivar tensors: the tensors that are copied (inputs in, outputs back); the others are passed
+        through unchanged.
+    :ivar reason: what the twin changes, for ``ckcore select --explain`` (e.g. ``lda 4095 -> 4096``).
+    """
+
+    problem: Any
+    tensors: tuple[StagedTensor, ...]
+    reason: str
+
+    @property
+    def copy_bytes(self) -> int:
+        """Bytes the copies move: each staged tensor read once and written once."""
+        return sum(2 * t.logical_bytes for t in self.tensors)
+
+    def cost_ms(self, device) -> float:
+        """Estimated time of the copies (ms) on ``device`` (a :class:`ckcore.arch.DeviceSpec`):
+        ``copy_bytes`` at ``COPY_EFFICIENCY`` of its memory bandwidth, plus ``COPY_LAUNCH_MS``
+        per copy."""
+        bandwidth = device.mem_bandwidth_gbps * 1e6 * COPY_EFFICIENCY  # bytes per ms
+        return self.copy_bytes / bandwidth + COPY_LAUNCH_MS * len(self.tensors)
+
+    def stage(self, workspaces, device, tensors: Mapping[str, Any], op: str) -> dict[str, Any]:
+        """The tensors the kernel runs on: ``tensors`` with each staged one replaced by a view of
+        a ckcore buffer (inputs copied into it; outputs left for the kernel to write)."""
+        import torch
+
+        out = dict(tensors)
+        for t in self.tensors:
+            nbytes = max(t.span, 1) * t.dtype.itemsize
+            buf = workspaces.get(device, nbytes, f"staging/{op}/{t.name}")
+            view = buf[:nbytes].view(t.dtype.torch).as_strided(t.shape, t.strides)
+            if not t.output:
+                with torch.no_grad():
+                    view.copy_(tensors[t.name])
+            out[t.name] = view
+        return out
+
+    def finish(self, staged: Mapping[str, Any], tensors: Mapping[str, Any]) -> None:
+        """Copy the staged outputs back into the caller's tensors."""
+        import torch
+
+        with torch.no_grad():
+            for t in self.tensors:
+                if t.output:
+                    tensors[t.name].copy_(staged[t.name])
