@@ -29,7 +29,7 @@ from .spec import Instance, KernelFamily, Operator, Tolerance
 from .dtypes import DType
 from .settings import Settings
 from .registry import Registry, Selection
-from .dispatch import default_registry, dispatch, ops, problem, select
+from .dispatch import default_registry, dispatch, ops, prepack, problem, select
 
 __version__ = "0.1.0"
 
@@ -58,6 +58,7 @@ __all__ = [
     "dispatch",
     "hookimpl",
     "ops",
+    "prepack",
     "problem",
     "select",
 ]

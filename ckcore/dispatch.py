@@ -11,10 +11,11 @@ import warnings
 from typing import Any
 
 from .errors import DeviceError, UnsupportedProblem
+from .packing import Prepacked, unwrap
 from .registry import Registry, Selection, use_interpreter
 from .settings import Settings
 
-__all__ = ["default_registry", "dispatch", "select", "problem", "ops", "launch", "use_interpreter"]
+__all__ = ["default_registry", "dispatch", "select", "problem", "ops", "launch", "prepack", "use_interpreter"]
 
 _lock = threading.Lock()
 _default: Registry | None = None
@@ -73,12 +74,15 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     for name in spec.required_inputs(problem):
         if tensors.get(name) is None:
             raise UnsupportedProblem(name, None, "a torch tensor", op=op)
+    packed = None
+    if any(type(t) is Prepacked for t in tensors.values()):
+        tensors, packed = unwrap(problem, tensors, op)
     spec.check_tensors(problem, tensors)
     interpret = registry.interpret if interpret is None else interpret
     first = tensors[spec.inputs[0]]
     want = "cpu" if interpret else "cuda"
     device = first.device
-    for name, t in tensors.items():
+    for name, t in (tensors.items() if packed is None else [*tensors.items(), *packed.items()]):
         if t is None:
             continue
         where = t.device
@@ -90,14 +94,24 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     out = tensors.get(spec.output)
     if out is None:
         out = spec.empty_output(problem, first)
+    if packed:  # prepacked inputs are in the staged twin's layout: run the twin
+        staging = registry.staging(problem, explicit=True)
+        for name in packed:
+            if staging is None or not staging.copies(name):
+                raise UnsupportedProblem(name, "<prepacked>", f"a plain tensor ({problem.name} stages no {name})", op=op)
     if instance is None:
-        sel, kernel = registry.selected_kernel(problem, interpret=interpret)
-        inst, staging = sel.instance, sel.staging
+        if packed:
+            sel, kernel = registry.selected_kernel(staging.problem, interpret=interpret)
+            inst = sel.instance
+        else:
+            sel, kernel = registry.selected_kernel(problem, interpret=interpret)
+            inst, staging = sel.instance, sel.staging
     else:
         inst = registry.instances.get(instance) or registry.derived(instance)
         if inst is None or inst.op != op:
             raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
-        staging = registry.staging_for(inst, problem)
+        if not packed:
+            staging = registry.staging_for(inst, problem)
         inst = registry.specialized(inst, problem if staging is None else staging.problem)
     run_problem = problem if staging is None else staging.problem
     plan = registry.plan(inst, run_problem)
@@ -107,7 +121,8 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
     if staging is not None:
-        launch_tensors = staging.stage(registry.workspaces, device, launch_tensors, op)
+        launch_tensors = staging.stage(registry.workspaces, device, launch_tensors, op,
+                                       packed and {n: p.tensor for n, p in packed.items()})
     for name, nbytes in plan.workspaces.items():
         launch_tensors[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
     args = plan.family.launch_args(inst.key, run_problem, launch_tensors, interpret=interpret)
@@ -152,6 +167,16 @@ def dispatch(op: str, problem, **tensors) -> Any:
     :raises NoKernelFound, CompileError, DeviceError:
     """
     return launch(default_registry(), op, problem, tensors)
+
+
+def prepack(op: str, problem, **tensors) -> dict:
+    """Inputs packed once for ``problem`` (e.g. a weight ``b``), to pass to :func:`dispatch` in
+    their place: ``{name: ckcore.packing.Prepacked}``, or the tensor itself where the problem's
+    kernels read its layout as it is (:mod:`ckcore.packing`).
+
+    :raises UnsupportedProblem: a tensor that is not an input of ``op`` or does not match ``problem``.
+    """
+    return default_registry().prepack(op, problem, **tensors)
 
 
 def select(op: str, problem) -> Selection:

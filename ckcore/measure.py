@@ -89,11 +89,14 @@ def poison(t):
 
 
 def validate(registry: Registry, op: str, problem, *, instance: str | None = None, seed: int = 0,
-             interpret: bool | None = None) -> Validation:
-    """Run ``problem`` once on random inputs and compare with the NumPy float64 reference."""
+             interpret: bool | None = None, prepack: tuple[str, ...] = ()) -> Validation:
+    """Run ``problem`` once on random inputs and compare with the NumPy float64 reference;
+    the inputs named in ``prepack`` go through :meth:`Registry.prepack` first."""
     spec = registry.catalog.op(op)
     arrays, tensors = inputs_for(registry, op, problem, seed, interpret)
     tensors[spec.output] = poisoned_output(registry, op, problem, tensors)
+    if prepack:
+        tensors.update(registry.prepack(op, problem, **{n: tensors[n] for n in prepack}))
     out = launch(registry, op, problem, tensors, instance=instance, interpret=interpret)
     tol = spec.tolerance(problem)
     return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol)

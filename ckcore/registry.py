@@ -119,6 +119,7 @@ class Registry:
         self._fingerprints: dict[str, str] = {}
         self._selections: dict[ProblemBase, Selection] = {}
         self._direct: dict[ProblemBase, Selection] = {}
+        self._stagings: dict[ProblemBase, Any] = {}
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
@@ -361,8 +362,7 @@ class Registry:
         sel = self._selections.get(problem)
         if sel is not None:
             return sel
-        operator = self.catalog.op(problem.op)
-        staging = operator.staging(problem) if self.settings.staging else None
+        staging = self.staging(problem)
         try:
             sel = self._select_direct(problem)
         except NoKernelFound:
@@ -382,6 +382,28 @@ class Registry:
                     sel = Selection(twin.instance, reason, twin.ranked, twin.rejected, staging, sel)
         self._selections[problem] = sel
         return sel
+
+    def staging(self, problem: ProblemBase, *, explicit: bool = False):
+        """The op's staged twin of ``problem`` (:meth:`~ckcore.spec.Operator.staging`), or None;
+        None also when ``CKCORE_STAGING=0``, unless ``explicit`` (prepacked inputs need it).
+        Memoised per problem."""
+        if not (self.settings.staging or explicit):
+            return None
+        try:
+            return self._stagings[problem]
+        except KeyError:
+            found = self._stagings[problem] = self.catalog.op(problem.op).staging(problem)
+            return found
+
+    def prepack(self, op: str, problem, **tensors) -> dict:
+        """``{name: ckcore.packing.Prepacked, or the tensor unchanged}``: each input in the
+        layout the problem's staged twin reads, copied once (:mod:`ckcore.packing`).
+
+        :raises UnsupportedProblem: a tensor that is not an input of ``op`` or does not match
+            ``problem``."""
+        from .packing import pack
+
+        return pack(self, op, problem, tensors)
 
     def forget_selections(self) -> None:
         """Drop the memoised selections (declared instances or compile failures changed)."""
@@ -421,9 +443,9 @@ class Registry:
         sel = self._selections.get(problem)
         if sel is not None and sel.staging is not None and sel.instance.name == inst.name:
             return sel.staging
-        if self.plan(self.specialized(inst, problem), problem).reason is None or not self.settings.staging:
+        if self.plan(self.specialized(inst, problem), problem).reason is None:
             return None
-        staging = self.catalog.op(problem.op).staging(problem)
+        staging = self.staging(problem)
         if staging is None or self.plan(self.specialized(inst, staging.problem), staging.problem).reason:
             return None
         return staging

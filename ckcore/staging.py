@@ -76,6 +76,10 @@ class Staging:
     tensors: tuple[StagedTensor, ...]
     reason: str
 
+    def copies(self, name: str) -> bool:
+        """Whether input ``name`` is copied into a staged buffer."""
+        return any(t.name == name and not t.output for t in self.tensors)
+
     @property
     def copy_bytes(self) -> int:
         """Bytes the copies move: each staged tensor read once and written once."""
@@ -88,13 +92,18 @@ class Staging:
         bandwidth = device.mem_bandwidth_gbps * 1e6 * COPY_EFFICIENCY  # bytes per ms
         return self.copy_bytes / bandwidth + COPY_LAUNCH_MS * len(self.tensors)
 
-    def stage(self, workspaces, device, tensors: Mapping[str, Any], op: str) -> dict[str, Any]:
+    def stage(self, workspaces, device, tensors: Mapping[str, Any], op: str,
+              prepacked: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The tensors the kernel runs on: ``tensors`` with each staged one replaced by a view of
-        a ckcore buffer (inputs copied into it; outputs left for the kernel to write)."""
+        a ckcore buffer (inputs copied into it; outputs left for the kernel to write), or by
+        its ``prepacked`` tensor (already in the twin's layout: :mod:`ckcore.packing`)."""
         import torch
 
         out = dict(tensors)
         for t in self.tensors:
+            if prepacked and t.name in prepacked:
+                out[t.name] = prepacked[t.name]
+                continue
             nbytes = max(t.span, 1) * t.dtype.itemsize
             buf = workspaces.get(device, nbytes, f"staging/{op}/{t.name}")
             view = buf[:nbytes].view(t.dtype.torch).as_strided(t.shape, t.strides)

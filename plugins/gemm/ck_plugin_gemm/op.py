@@ -13,7 +13,7 @@ from ckcore import DType, Operator, Tolerance, UnsupportedProblem
 from ckcore.staging import StagedTensor, Staging
 
 from .epilogue import EPILOGUE_TENSORS, Activation, Bias, activation_numpy, activation_torch
-from .problem import GemmProblem
+from .problem import GemmProblem, Layout
 from .quant import OutType, QuantType, Scale
 
 __all__ = ["GemmOperator", "STAGED_ROW_BYTES"]
@@ -76,18 +76,23 @@ class GemmOperator(Operator):
 
     def staging(self, problem: GemmProblem) -> Staging | None:
         """The twin of a problem whose leading dimensions are not multiples of 16 bytes (TMA's
-        rule, which the ``gemm_tma`` and ``gemm_persistent`` families follow): A, B and C (with
-        ``c_in`` and the D tensors, which share C's strides) copied into buffers whose leading
-        dimension is the packed one rounded up to 128 bytes; the sizes stay the problem's, so
-        the padding is never read (TMA fills past the sizes with zeros, the other kernels mask).
-        Offered for batch 1 and 16-byte aligned pointers; None otherwise, or where every
-        leading dimension is already aligned."""
+        rule, which the ``gemm_tma`` and ``gemm_persistent`` families follow), or of an int8 /
+        fp8 problem with a row-major B (layout ``rrr``; the quantized kernels read both operands
+        K-major): A, B and C (with ``c_in`` and the D tensors, which share C's strides) copied
+        into buffers whose leading dimension is the packed one rounded up to 128 bytes, and a
+        quantized ``rrr`` B transposed into a K-major copy (twin layout ``rcr``). The sizes stay
+        the problem's, so the padding is never read (TMA fills past the sizes with zeros, the
+        other kernels mask). Offered for batch 1 and 16-byte aligned pointers; None otherwise,
+        or where nothing needs a copy."""
         if problem.batch != 1 or problem.ptr_align != 16:
             return None
-        packed, changes = problem.packed_ld(), {}
+        transpose_b = isinstance(problem.dtype, QuantType) and problem.layout is not Layout.RCR
+        layout = Layout.RCR if transpose_b else problem.layout
+        packed = attrs.evolve(problem, layout=layout, lda=None, ldb=None, ldc=None).packed_ld()
+        changes: dict = {"layout": layout} if transpose_b else {}
         for field, name in (("lda", "a"), ("ldb", "b"), ("ldc", "c")):
             size = problem.tensor_type(name).itemsize
-            if getattr(problem, field) * size % 16:
+            if getattr(problem, field) * size % 16 or (transpose_b and name == "b"):
                 row = STAGED_ROW_BYTES // size
                 changes[field] = -(-packed[field] // row) * row
         if not changes:
@@ -99,7 +104,8 @@ class GemmOperator(Operator):
             names += [n for n in twin.epilogue_tensors() if n not in ("bias", "scale_a", "scale_b")] + ["c"]
         tensors = tuple(StagedTensor(n, tuple(shapes[n]), tuple(strides[n]), twin.tensor_type(n), output=n == "c")
                         for n in names)
-        reason = ", ".join(f"{f} {getattr(problem, f)} -> {v}" for f, v in changes.items())
+        reason = ", ".join(f"{f} {getattr(problem, f).value if f == 'layout' else getattr(problem, f)} -> "
+                           f"{v.value if f == 'layout' else v}" for f, v in changes.items())
         return Staging(twin, tensors, reason)
 
     def problem_from_tensors(self, a=None, b=None, c=None, **epilogue) -> GemmProblem:
@@ -348,7 +354,8 @@ class GemmOperator(Operator):
         """scale_a · (A @ B) · scale_b as torch computes it: ``torch._scaled_mm`` for fp8 (scales
         included; ones without), ``torch._int_mm`` for int8 where it takes the sizes (M > 16, K
         and N multiples of 8; else an exact float64 product), ``torch.matmul`` otherwise (the
-        float64 recomputation included: its tensors are float64 and its scales applied here)."""
+        float64 recomputation included: its tensors are float64 and its scales applied here). A
+        row-major quantized B (layout ``rrr``) is copied K-major first, on every call."""
         import torch
 
         if p.scale is Scale.NONE:
@@ -357,6 +364,8 @@ class GemmOperator(Operator):
             sa, sb = tensors["scale_a"].reshape(()), tensors["scale_b"].reshape(())
         else:
             sa, sb = tensors["scale_a"][:, None], tensors["scale_b"][None, :]
+        if p.layout.b == "r" and a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2, torch.int8):
+            b = b.t().contiguous().t()  # torch takes quantized operands K-major only: a copy per call
         if a.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
             one = torch.ones((), device=a.device, dtype=torch.float32)
             return torch._scaled_mm(a, b, scale_a=one if sa is None else sa, scale_b=one if sb is None else sb,

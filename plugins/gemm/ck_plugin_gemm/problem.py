@@ -82,7 +82,8 @@ class GemmProblem(ProblemBase):
 
     :ivar M, N, K: sizes, 1 <= size < 2**31.
     :ivar dtype: ``fp16``, ``bf16`` or ``fp32`` (fp32 runs on tensor cores as tf32); quantized:
-        ``int8``, ``fp8e4m3``, ``fp8e5m2`` (layout ``rcr`` only; see :mod:`ck_plugin_gemm.quant`).
+        ``int8``, ``fp8e4m3``, ``fp8e5m2`` (layout ``rcr``; ``rrr`` runs on a K-major copy of B,
+        :meth:`GemmOperator.staging`; see :mod:`ck_plugin_gemm.quant`).
     :ivar out_dtype: C's type: the input type for fp16/bf16/fp32 (None: that); for int8 ``int32``
         (default), ``fp16``, ``bf16`` or ``fp32``; for fp8 ``bf16`` (default), ``fp16`` or ``fp32``.
     :ivar scale: dequantization scales ``none``, ``tensor`` or ``row`` (tensors ``scale_a``, ``scale_b``, fp32).
@@ -158,9 +159,11 @@ class GemmProblem(ProblemBase):
         if not quant and self.out_dtype.value != self.dtype.value:
             raise UnsupportedProblem("out_dtype", self.out_dtype.value, f"None or {self.dtype.value} (the input type; "
                                      "mixed output types are for int8 and fp8 inputs)", op="gemm")
-        if quant and self.layout is not Layout.RCR:
+        if quant and self.layout not in (Layout.RCR, Layout.RRR):
             raise UnsupportedProblem("layout", self.layout.value, f"rcr for {self.dtype.value} inputs (both operands "
-                                     "K-major, as torch._scaled_mm and torch._int_mm take them)", op="gemm")
+                                     "K-major, as torch._scaled_mm and torch._int_mm take them), or rrr (a row-major "
+                                     "B, which runs on a K-major copy: staged per call or packed once with "
+                                     "ckcore.prepack)", op="gemm")
         if self.fast_accum and self.dtype not in (QuantType.FP8E4M3, QuantType.FP8E5M2):
             raise UnsupportedProblem("fast_accum", True, "False (fast accumulation is for fp8 inputs)", op="gemm")
         if self.out_dtype is OutType.INT32:

@@ -225,3 +225,13 @@ def test_selection_stages_4095_cube(registry):
     assert sel.staging is not None, sel.reason
     v = validate(registry, "gemm", p, seed=1, interpret=False)
     assert v.passed, (sel.instance.name, v)
+
+
+@pytest.mark.parametrize("dtype", ["fp8e4m3", "int8"])
+def test_quantized_row_major_b_staged_and_prepacked(registry, dtype):
+    p = registry.problem("gemm", M=512, N=768, K=1024, dtype=dtype, layout="rrr",
+                         **({"scale": "row"} if dtype != "int8" else {}))
+    assert registry.select(p).staging is not None
+    for prepack in ((), ("b",)):
+        v = validate(registry, "gemm", p, seed=2, interpret=False, prepack=prepack)
+        assert v.passed, (prepack, v)

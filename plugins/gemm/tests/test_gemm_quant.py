@@ -82,7 +82,8 @@ def test_dispatch_from_tensors_matches_torch(reg):
 
 @pytest.mark.parametrize("fields, field", [
     ({"dtype": "int4"}, "dtype"),
-    ({"dtype": "int8", "layout": "rrr"}, "layout"),
+    ({"dtype": "int8", "layout": "crr"}, "layout"),
+    ({"dtype": "fp8e4m3", "layout": "ccr"}, "layout"),
     ({"dtype": "fp8e4m3", "out_dtype": "int32"}, "out_dtype"),
     ({"dtype": "bf16", "out_dtype": "fp16"}, "out_dtype"),
     ({"dtype": "int8", "scale": "row"}, "out_dtype"),  # int32 output is the exact product: no scales
