@@ -83,3 +83,22 @@ def test_a_damaged_store_is_remeasured_not_fatal():
     sel = reg.select(reg.problem("gemm", **P1))
     assert sel.instance.name == "gemm_faulty_ok"
     assert json.loads(store.path.read_text())  # rewritten whole
+
+
+def test_derived_variants_are_measured(monkeypatch, tmp_path):
+    """A problem with a fused epilogue ranks the variants the registry derives (``..._bcol_gelu``),
+    which are not declared instances: autotune measures them (a failed lookup of every top-k
+    variant used to hand the pick to the model's (k+1)-th)."""
+    from ckcore import Registry, Settings
+    from ck_plugin_gemm.keys import GemmKey
+
+    reg = Registry("sm_90", settings=Settings(cache_dir=tmp_path / "c2", heuristic="autotune", interpret=True,
+                                              autotune_top_k=2))
+    for bn in (32, 64, 128):
+        reg.add("gemm_tiled", GemmKey(dtype="fp32", layout="rrr", block_m=32, block_n=bn, block_k=32, num_warps=4,
+                                      num_stages=2, group_m=4))
+    p = reg.problem("gemm", M=48, N=96, K=32, dtype="fp32", layout="rrr", bias="col", activation="gelu")
+    sel = reg.select(p)
+    measured = [r for r in sel.ranked if r.note.startswith("measured ms (autotune")]
+    assert len(measured) == 2 and all(r.instance.name.endswith("_bcol_gelu") for r in measured)
+    assert sel.instance is measured[0].instance

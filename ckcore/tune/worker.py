@@ -71,9 +71,13 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
         cache["tensors"], cache["ref"] = _inputs(reg, spec, problem, interpret)
     tensors, ref = dict(cache["tensors"]), cache["ref"]
     tensors[spec.output] = poisoned_output(reg, task["op"], problem, tensors)
-    inst = reg.instances[task["instance"]]
+    # A declared instance, or a variant the registry derived for a problem (an epilogue, batch
+    # or output type: what selection ranks, and so what autotune measures).
+    inst = reg.instances.get(task["instance"]) or reg.derived(task["instance"])
     result: dict[str, Any] = {"status": "ok", "error": None, "time_ms": None, "time_ms_p20": None,
                               "time_ms_p80": None, "max_abs_err": None}
+    if inst is None:
+        return {**result, "status": "launch_failed", "error": f"no declared or derived instance {task['instance']!r}"}
     try:
         reg.load(inst, interpret=interpret)
     except CompileError as exc:
