@@ -4,11 +4,7 @@
 # already in the full set (a default-set question) or in none (a kernel question)?
 # usage (device machine, repository root): OUT=DIR bash benchmarks/profile_full_gemm.sh [TAG]
 set -u
-out=${OUT:-benchmarks/results}
-tag=${1:-h100}
-mkdir -p "$out"
-source benchmarks/device_setup.sh
-export CKCORE_CACHE_DIR=/tmp/ckh/ck TRITON_CACHE_DIR=/tmp/ckh/triton
+source benchmarks/device_prologue.sh
 ckcore build gemm --set full --workers 16 --json 2>&1 | cut -c1-200
 : > "$out/profile_full_gemm_$tag.jsonl"
 for shape in "3000 2000 1000" "1024 6144 4096" "1024 10240 8192" "2048 2048 2048" "1024 1024 1024" "4096 14336 512"; do

@@ -6,11 +6,8 @@
 #   benchmarks/suites/gemm_bias_gelu.jsonl
 # usage (device machine, repository root): OUT=DIR bash benchmarks/run_autotune_gemm_gpu.sh [TAG]
 set -u
-out=${OUT:-benchmarks/results}
-tag=${1:-h100}
-mkdir -p "$out"
-source benchmarks/device_setup.sh
-export CKCORE_CACHE_DIR=/tmp/ckh/ck TRITON_CACHE_DIR=/tmp/ckh/triton CKCORE_HEURISTIC=autotune
+source benchmarks/device_prologue.sh
+export CKCORE_HEURISTIC=autotune
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-160
 python3 -c "
 import json

@@ -3,11 +3,7 @@
 # pre-packing GPU tests, then benchmarks/prepack_bench.py.
 # usage (device machine, repository root): OUT=DIR bash benchmarks/run_prepack_gpu.sh [TAG]
 set -u
-out=${OUT:-benchmarks/results}
-tag=${1:-h100}
-mkdir -p "$out"
-source benchmarks/device_setup.sh
-export CKCORE_CACHE_DIR=/tmp/ckh/ck TRITON_CACHE_DIR=/tmp/ckh/triton
+source benchmarks/device_prologue.sh
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-160
 timeout 150 python3 -m pytest -q -m gpu plugins/gemm/tests/test_gemm_gpu.py -k "staged or stages or prepacked" 2>&1 \
   | grep -E "^E .*(Error|assert|Validation)|passed|failed" | tail -8 | tee "$out/gpu_tests_prepack.txt"

@@ -7,11 +7,7 @@
 #   benchmarks/suites/gemm_bias_gelu.jsonl  M >= 1024 rows + column bias + gelu
 # usage (device machine, repository root): OUT=DIR bash benchmarks/run_staging_gpu.sh [TAG]
 set -u
-out=${OUT:-benchmarks/results}
-tag=${1:-h100}
-mkdir -p "$out"
-source benchmarks/device_setup.sh
-export CKCORE_CACHE_DIR=/tmp/ckh/ck TRITON_CACHE_DIR=/tmp/ckh/triton
+source benchmarks/device_prologue.sh
 /usr/bin/time -f "build %e s" ckcore build gemm --workers 16 --json 2>&1 | cut -c1-200
 timeout 150 python3 -m pytest -q -m gpu plugins/gemm/tests/test_gemm_gpu.py -k "staged or stages" 2>&1 \
   | grep -E "^E .*(Error|assert|Validation)|passed|failed" | tail -8 | tee "$out/gpu_tests_staging.txt"
