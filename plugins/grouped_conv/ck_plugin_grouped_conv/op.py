@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+import attrs
 import numpy as np
 
 from ckcore import DType, Operator, Tolerance, UnsupportedProblem
+from ckcore.staging import StagedTensor, Staging
 
 from . import reference
 from .problem import (SUITE_OP, ConvBwdDataProblem, ConvBwdWeightProblem, ConvFwdProblem, ConvLayout, ConvProblem,
@@ -92,6 +94,20 @@ class ConvOperator(Operator):
     def bucket(self, problem: ConvProblem):
         """(dtype, channels-last), as the conv and depthwise families' ``bucket``."""
         return problem.dtype, problem.layout.channels_last
+
+    def staging(self, problem: ConvProblem) -> Staging | None:
+        """The channels-last twin of a channels-first (contiguous, PyTorch's default memory
+        format) problem: x, w and y (in this direction's roles) copied into channels-last
+        buffers, where the TMA, filter-row and channels-last implicit-GEMM families serve it;
+        the output copied back. Selection weighs the copies (:mod:`ckcore.staging`). None for
+        channels-last problems."""
+        if problem.layout.channels_last:
+            return None
+        twin = attrs.evolve(problem, layout=ConvLayout.of(problem.ndim, True), ptr_align=16)
+        shapes, strides = twin.tensor_shapes(), twin.tensor_strides()
+        tensors = tuple(StagedTensor(name, tuple(shapes[role]), tuple(strides[role]), twin.dtype,
+                                     output=name == self.output) for role, name in self.roles.items())
+        return Staging(twin, tensors, f"layout {problem.layout.value} -> {twin.layout.value}")
 
     def problem_from_tensors(self, *, stride=None, pad=None, dilation=None, groups: int = 1, **tensors) -> ConvProblem:
         """The problem of torch tensors in this op's names (all three needed for backward-data's

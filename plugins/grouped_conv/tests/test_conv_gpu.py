@@ -99,3 +99,15 @@ def test_matches_torch_on_a_side_stream(reg):
     s.synchronize()
     ref = spec.torch_baseline(p, tensors)()
     torch.testing.assert_close(y.float(), ref.float(), rtol=2e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_channels_first_staged(reg, op):
+    """A contiguous (channels-first) problem through the twin's best channels-last instance."""
+    p = reg.problem(op, ndim=2, N=4, G=2, C=64, K=96, spatial=[15, 17], filter=[3, 3], stride=[1, 1], pad=[1, 1],
+                    dilation=[1, 1], dtype="bf16", layout="ngchw")
+    staging = reg.staging(p)
+    inst = reg.select(staging.problem).instance
+    assert reg.staging_for(inst, p) == staging
+    v = validate(reg, op, p, instance=inst.name, seed=4, interpret=False)
+    assert v.passed, (inst.name, v)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Channels-first (PyTorch's default memory format) convolutions staged on channels-last copies
+# (ckcore.staging), one device session per call: for each op named, build its default set, then
+# `ckcore bench` on benchmarks/suites/conv_nchw.jsonl (the conv suite in channels-first layouts;
+# cuDNN on contiguous tensors), staged and, with UNSTAGED=1, again with CKCORE_STAGING=0.
+# usage (device machine, repository root): OUT=DIR [UNSTAGED=1] bash benchmarks/run_conv_staging_gpu.sh TAG OP...
+set -u
+source benchmarks/device_prologue.sh
+shift
+for op in "$@"; do
+  d=${op#grouped_conv_}
+  ckcore build "$op" --workers 16 --json 2>&1 | cut -c1-120
+  timeout ${BENCH_S:-200} ckcore bench "$op" --suite benchmarks/suites/conv_nchw.jsonl --out "$out/bench_conv_nchw_${d}_$tag.jsonl" 2>&1 | tail -1 | cut -c1-400
+  if [ -n "${UNSTAGED:-}" ]; then
+    CKCORE_STAGING=0 timeout ${BENCH_S:-200} ckcore bench "$op" --suite benchmarks/suites/conv_nchw.jsonl \
+      --out "$out/bench_conv_nchw_${d}_unstaged_$tag.jsonl" 2>&1 | tail -1 | cut -c1-400
+  fi
+done
