@@ -109,5 +109,4 @@ def test_channels_first_staged(reg, op):
     staging = reg.staging(p)
     inst = reg.select(staging.problem).instance
     assert reg.staging_for(inst, p) == staging
-    v = validate(reg, op, p, instance=inst.name, seed=4, interpret=False)
-    assert v.passed, (inst.name, v)
+    assert_matches_reference(reg, op, p, instance=inst.name, seed=4, interpret=False)
