@@ -21,12 +21,16 @@ from typing import Any, Mapping
 
 import attrs
 
-__all__ = ["StagedTensor", "Staging", "COPY_EFFICIENCY", "COPY_LAUNCH_MS"]
+__all__ = ["StagedTensor", "Staging", "COPY_EFFICIENCY", "PERMUTED_COPY_EFFICIENCY_PER_BYTE", "COPY_LAUNCH_MS"]
 
-#: Fraction of the device's memory bandwidth a strided copy is assumed to reach, and the fixed
-#: cost of launching one copy (ms). A rough model: the staged path is chosen only where it wins
-#: by a wide margin (4095^3 bf16 GEMM: ~0.1 ms of copies against ~1 ms saved).
-COPY_EFFICIENCY = 0.6
+#: Fraction of the device's memory bandwidth a copy reaches (torch's ``copy_``), and the fixed
+#: cost of launching one copy (ms). Measured on an H100 80GB HBM3 (3350 GB/s in the arch specs;
+#: docs/performance.md, ninth session): copies that keep the order of the strides (padding rows)
+#: 1.54 TB/s = 0.46; copies that permute them (channels-first to channels-last, a transposed
+#: B) 0.55-0.61 TB/s with 2-byte elements = 0.17, 0.29 TB/s with 1-byte ones = 0.09: scaled
+#: by the element size (4-byte elements assumed twice the 2-byte rate).
+COPY_EFFICIENCY = 0.46
+PERMUTED_COPY_EFFICIENCY_PER_BYTE = 0.085
 COPY_LAUNCH_MS = 0.006
 
 
@@ -38,6 +42,8 @@ class StagedTensor:
     :ivar shape, strides: the twin's logical shape and strides, in elements.
     :ivar dtype: element type (an object with ``torch`` and ``itemsize``, as :class:`ckcore.DType`).
     :ivar output: copied back to the caller's tensor after the launch (else copied in before it).
+    :ivar permuted: the copy changes the order of the strides (a transposition; slower than a
+        copy that only pads rows, see :data:`COPY_EFFICIENCY`).
     """
 
     name: str
@@ -45,6 +51,13 @@ class StagedTensor:
     strides: tuple[int, ...]
     dtype: Any
     output: bool = False
+    permuted: bool = False
+
+    def efficiency(self) -> float:
+        """Fraction of the device's bandwidth its copy is assumed to reach."""
+        if not self.permuted:
+            return COPY_EFFICIENCY
+        return PERMUTED_COPY_EFFICIENCY_PER_BYTE * min(self.dtype.itemsize, 4)
 
     @property
     def span(self) -> int:
@@ -87,10 +100,10 @@ class Staging:
 
     def cost_ms(self, device) -> float:
         """Estimated time of the copies (ms) on ``device`` (a :class:`ckcore.arch.DeviceSpec`):
-        ``copy_bytes`` at ``COPY_EFFICIENCY`` of its memory bandwidth, plus ``COPY_LAUNCH_MS``
-        per copy."""
-        bandwidth = device.mem_bandwidth_gbps * 1e6 * COPY_EFFICIENCY  # bytes per ms
-        return self.copy_bytes / bandwidth + COPY_LAUNCH_MS * len(self.tensors)
+        each tensor's bytes read and written at its copy's fraction of the memory bandwidth
+        (:meth:`StagedTensor.efficiency`), plus ``COPY_LAUNCH_MS`` per copy."""
+        per_ms = device.mem_bandwidth_gbps * 1e6  # bytes per ms
+        return sum(2 * t.logical_bytes / (per_ms * t.efficiency()) + COPY_LAUNCH_MS for t in self.tensors)
 
     def stage(self, workspaces, device, tensors: Mapping[str, Any], op: str,
               prepacked: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -102,8 +102,8 @@ class GemmOperator(Operator):
         names = [n for f, n in (("lda", "a"), ("ldb", "b")) if f in changes]
         if "ldc" in changes:
             names += [n for n in twin.epilogue_tensors() if n not in ("bias", "scale_a", "scale_b")] + ["c"]
-        tensors = tuple(StagedTensor(n, tuple(shapes[n]), tuple(strides[n]), twin.tensor_type(n), output=n == "c")
-                        for n in names)
+        tensors = tuple(StagedTensor(n, tuple(shapes[n]), tuple(strides[n]), twin.tensor_type(n), output=n == "c",
+                                     permuted=transpose_b and n == "b") for n in names)
         reason = ", ".join(f"{f} {getattr(problem, f).value if f == 'layout' else getattr(problem, f)} -> "
                            f"{v.value if f == 'layout' else v}" for f, v in changes.items())
         return Staging(twin, tensors, reason)

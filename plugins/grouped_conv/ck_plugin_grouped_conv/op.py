@@ -106,7 +106,7 @@ class ConvOperator(Operator):
         twin = attrs.evolve(problem, layout=ConvLayout.of(problem.ndim, True), ptr_align=16)
         shapes, strides = twin.tensor_shapes(), twin.tensor_strides()
         tensors = tuple(StagedTensor(name, tuple(shapes[role]), tuple(strides[role]), twin.dtype,
-                                     output=name == self.output) for role, name in self.roles.items())
+                                     output=name == self.output, permuted=True) for role, name in self.roles.items())
         return Staging(twin, tensors, f"layout {problem.layout.value} -> {twin.layout.value}")
 
     def problem_from_tensors(self, *, stride=None, pad=None, dilation=None, groups: int = 1, **tensors) -> ConvProblem:
