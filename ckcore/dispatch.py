@@ -6,6 +6,7 @@ A lazily created process-wide :class:`Registry` serves the module-level function
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from typing import Any
@@ -121,8 +122,9 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
     if staging is not None:
+        copy = functools.partial(registry.copy, interpret=interpret)
         launch_tensors = staging.stage(registry.workspaces, device, launch_tensors, op,
-                                       packed and {n: p.tensor for n, p in packed.items()})
+                                       packed and {n: p.tensor for n, p in packed.items()}, copy)
     for name, nbytes in plan.workspaces.items():
         launch_tensors[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
     args = plan.family.launch_args(inst.key, run_problem, launch_tensors, interpret=interpret)
@@ -131,7 +133,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     def run():
         kernel[grid](*args)
         if staging is not None:  # the staged output back into the caller's tensor
-            staging.finish(launch_tensors, {spec.output: out})
+            staging.finish(launch_tensors, {spec.output: out}, copy)
 
     if interpret:
         _warn_interpreter()

@@ -64,7 +64,7 @@ def pack(registry, op: str, problem, tensors: dict[str, Any]) -> dict[str, Any]:
         storage = torch.empty(max(st.span, 1), dtype=st.dtype.torch, device=t.device)
         packed = storage.as_strided(st.shape, st.strides)
         with torch.no_grad():
-            packed.copy_(t)
+            registry.copy(packed, t, interpret=t.device.type == "cpu")
         out[name] = Prepacked(name, problem, packed)
     return out
 

@@ -496,21 +496,46 @@ class Registry:
         memo = self._loaded.get((inst.name, interpret))
         if memo is not None:
             return memo
-        job = self.job(inst)
+        kernel = self._load_job(self.job(inst), self.fingerprint(inst), lambda: self._meta(inst), interpret)
+        self._loaded[(inst.name, interpret)] = kernel
+        return kernel
+
+    def _load_job(self, job: CompileJob, fp: str, meta, interpret: bool):
+        """``job`` launchable: interpreted, or compiled into the cache under ``fp`` (``meta()``
+        its metadata) and loaded. :raises CompileError:"""
         if interpret:
             from .interpret import interpreted_kernel
 
-            kernel = interpreted_kernel(job)
-        else:
-            fp = self.fingerprint(inst)
-            entry = self.cache.lookup(fp)
-            if entry is None:
-                entry = compile_into_cache(job, fp, str(self.cache.root), self.settings.compiler, self._meta(inst))
-            if not entry.ok:
-                raise CompileError(inst.name, self.arch.arch, entry.meta.get("error", "compile failed"))
-            kernel = get_compiler(self.settings.compiler).load(job, entry.files, fp)
-        self._loaded[(inst.name, interpret)] = kernel
-        return kernel
+            return interpreted_kernel(job)
+        entry = self.cache.lookup(fp)
+        if entry is None:
+            entry = compile_into_cache(job, fp, str(self.cache.root), self.settings.compiler, meta())
+        if not entry.ok:
+            raise CompileError(job.name, self.arch.arch, entry.meta.get("error", "compile failed"))
+        return get_compiler(self.settings.compiler).load(job, entry.files, fp)
+
+    def copy(self, dst, src, *, interpret: bool | None = None) -> None:
+        """``dst.copy_(src)`` for staging (torch tensors of one shape and dtype): through
+        ckcore's copy kernels (:mod:`ckcore.copying`) where they take the layouts, else torch."""
+        from . import copying
+
+        interpret = self.interpret if interpret is None else interpret
+        p = copying.plan(tuple(src.shape), src.stride(), dst.stride()) if src.dtype == dst.dtype else None
+        if p is None or src.element_size() not in (1, 2, 4, 8) or src.device != dst.device \
+                or (src.device.type == "cpu") != interpret:
+            dst.copy_(src)
+            return
+        is_aligned = copying.aligned(p, dst, src)
+        key = ("copy", p.variant, src.element_size(), is_aligned, interpret)
+        kernel = self._loaded.get(key)
+        if kernel is None:
+            job = copying.copy_job(p.variant, src.element_size(), self.arch.arch, self.arch.cc, is_aligned=is_aligned)
+            driver = get_compiler(self.settings.compiler)
+            fp = sha256_json({"job": job.identity(), "compiler": driver.name, "version": driver.version()})
+            meta = {"name": job.name, "op": "(staging)", "family": "ckcore_copy", "arch": self.arch.arch,
+                    "compiler": driver.name, "compiler_version": driver.version()}
+            kernel = self._loaded[key] = self._load_job(job, fp, lambda: meta, interpret)
+        kernel[p.grid](*copying.launch_args(p, dst, src))
 
     def problem(self, op: str, /, **fields) -> ProblemBase:
         """Build and validate a problem of ``op``. :raises UnsupportedProblem, UnknownOperatorError:"""

@@ -106,12 +106,14 @@ class Staging:
         return sum(2 * t.logical_bytes / (per_ms * t.efficiency()) + COPY_LAUNCH_MS for t in self.tensors)
 
     def stage(self, workspaces, device, tensors: Mapping[str, Any], op: str,
-              prepacked: Mapping[str, Any] | None = None) -> dict[str, Any]:
+              prepacked: Mapping[str, Any] | None = None, copy=None) -> dict[str, Any]:
         """The tensors the kernel runs on: ``tensors`` with each staged one replaced by a view of
-        a ckcore buffer (inputs copied into it; outputs left for the kernel to write), or by
-        its ``prepacked`` tensor (already in the twin's layout: :mod:`ckcore.packing`)."""
+        a ckcore buffer (inputs copied into it with ``copy(dst, src)``, default torch's
+        ``copy_``; outputs left for the kernel to write), or by its ``prepacked`` tensor
+        (already in the twin's layout: :mod:`ckcore.packing`)."""
         import torch
 
+        copy = copy or _torch_copy
         out = dict(tensors)
         for t in self.tensors:
             if prepacked and t.name in prepacked:
@@ -122,15 +124,20 @@ class Staging:
             view = buf[:nbytes].view(t.dtype.torch).as_strided(t.shape, t.strides)
             if not t.output:
                 with torch.no_grad():
-                    view.copy_(tensors[t.name])
+                    copy(view, tensors[t.name])
             out[t.name] = view
         return out
 
-    def finish(self, staged: Mapping[str, Any], tensors: Mapping[str, Any]) -> None:
-        """Copy the staged outputs back into the caller's tensors."""
+    def finish(self, staged: Mapping[str, Any], tensors: Mapping[str, Any], copy=None) -> None:
+        """Copy the staged outputs back into the caller's tensors (``copy(dst, src)``)."""
         import torch
 
+        copy = copy or _torch_copy
         with torch.no_grad():
             for t in self.tensors:
                 if t.output:
-                    tensors[t.name].copy_(staged[t.name])
+                    copy(tensors[t.name], staged[t.name])
+
+
+def _torch_copy(dst, src) -> None:
+    dst.copy_(src)
