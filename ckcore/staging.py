@@ -23,14 +23,16 @@ import attrs
 
 __all__ = ["StagedTensor", "Staging", "COPY_EFFICIENCY", "PERMUTED_COPY_EFFICIENCY_PER_BYTE", "COPY_LAUNCH_MS"]
 
-#: Fraction of the device's memory bandwidth a copy reaches (torch's ``copy_``), and the fixed
-#: cost of launching one copy (ms). Measured on an H100 80GB HBM3 (3350 GB/s in the arch specs;
-#: docs/performance.md, ninth session): copies that keep the order of the strides (padding rows)
-#: 1.54 TB/s = 0.46; copies that permute them (channels-first to channels-last, a transposed
-#: B) 0.55-0.61 TB/s with 2-byte elements = 0.17, 0.29 TB/s with 1-byte ones = 0.09: scaled
-#: by the element size (4-byte elements assumed twice the 2-byte rate).
-COPY_EFFICIENCY = 0.46
-PERMUTED_COPY_EFFICIENCY_PER_BYTE = 0.085
+#: Fraction of the device's memory bandwidth a staging copy reaches (ckcore's copy kernels,
+#: :mod:`ckcore.copying`), and the fixed cost of launching one copy (ms). Measured on an H100
+#: 80GB HBM3 (3350 GB/s in the arch specs; ``python benchmarks/copy_bench.py``,
+#: ``benchmarks/results/copy_bench_h100.jsonl``): copies that keep the order of the strides
+#: (padding rows) 2.0-2.15 TB/s = 0.62; copies that permute them (channels-first to
+#: channels-last, a transposed B) 0.47-1.45 TB/s with 2-byte elements, mean 0.25, and 0.36 TB/s
+#: with 1-byte ones = 0.11: scaled by the element size (4-byte elements assumed twice the
+#: 2-byte rate).
+COPY_EFFICIENCY = 0.62
+PERMUTED_COPY_EFFICIENCY_PER_BYTE = 0.125
 COPY_LAUNCH_MS = 0.006
 
 

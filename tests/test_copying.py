@@ -27,7 +27,7 @@ def _cf_strides(shape):
     return tuple(reversed(out))
 
 
-@pytest.mark.parametrize("shape", [(2, 3, 5), (2, 8, 6, 7), (2, 4, 3, 5, 6)])
+@pytest.mark.parametrize("shape", [(2, 16, 17), (2, 18, 6, 7), (2, 20, 3, 5, 6)])
 def test_channels_first_to_last_is_one_transpose_per_image(shape):
     p = plan(shape, _cf_strides(shape), _cl_strides(shape))
     pixels = 1
@@ -46,8 +46,10 @@ def test_padded_rows_and_transposed_matrices():
 
 
 def test_layouts_it_leaves_to_torch():
-    assert plan((4, 5, 6), (1, 4, 20), (30, 6, 1)) == CopyPlan("transpose", 5, 6, 4, (4, 20), (6, 30))
+    assert plan((16, 5, 32), (1, 16, 80), (160, 32, 1)) == CopyPlan("transpose", 5, 32, 16, (16, 80), (32, 160))
     assert plan((2, 3, 4, 5), (60, 20, 5, 1), (60, 5, 15, 1)) is None  # rows, but three outer dimensions
+    shape = (32, 3, 224, 224)  # a 3-channel image: mostly masked tiles, torch's copy_ is faster
+    assert plan(shape, _cf_strides(shape), _cl_strides(shape)) is None
     assert plan((4, 6), (2, 12), (6, 1)) is None  # the source has no contiguous dimension
 
 
