@@ -11,7 +11,7 @@ import threading
 import warnings
 from typing import Any
 
-from .errors import DeviceError, UnsupportedProblem
+from .errors import CkError, DeviceError, UnsupportedProblem
 from .packing import Prepacked, unwrap
 from .registry import Registry, Selection, use_interpreter
 from .settings import Settings
@@ -80,7 +80,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
         tensors, packed = unwrap(problem, tensors, op)
     spec.check_tensors(problem, tensors)
     interpret = registry.interpret if interpret is None else interpret
-    first = tensors[spec.inputs[0]]
+    first = tensors[spec.inputs[0]] if spec.inputs[0] in tensors else packed[spec.inputs[0]].tensor
     want = "cpu" if interpret else "cuda"
     device = first.device
     for name, t in (tensors.items() if packed is None else [*tensors.items(), *packed.items()]):
@@ -121,19 +121,19 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
     if instance is not None:
         kernel = registry.load(inst, interpret=interpret)
     launch_tensors = {**tensors, spec.output: out}
-    if staging is not None:
-        copy = functools.partial(registry.copy, interpret=interpret)
-        launch_tensors = staging.stage(registry.workspaces, device, launch_tensors, op,
-                                       packed and {n: p.tensor for n, p in packed.items()}, copy)
-    for name, nbytes in plan.workspaces.items():
-        launch_tensors[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
-    args = plan.family.launch_args(inst.key, run_problem, launch_tensors, interpret=interpret)
     grid = plan.grid
+    copy = functools.partial(registry.copy, interpret=interpret) if staging is not None else None
 
-    def run():
-        kernel[grid](*args)
+    def run():  # under the tensors' device: staging copies and workspaces on its current stream
+        lt = launch_tensors
+        if staging is not None:
+            lt = staging.stage(registry.workspaces, device, lt, op, packed and {n: p.tensor for n, p in packed.items()},
+                               copy)
+        for name, nbytes in plan.workspaces.items():
+            lt[f"workspace_{name}"] = registry.workspaces.get(device, nbytes, f"{inst.family}/{name}")
+        kernel[grid](*plan.family.launch_args(inst.key, run_problem, lt, interpret=interpret))
         if staging is not None:  # the staged output back into the caller's tensor
-            staging.finish(launch_tensors, {spec.output: out}, copy)
+            staging.finish(lt, {spec.output: out}, copy)
 
     if interpret:
         _warn_interpreter()
@@ -147,6 +147,8 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
             else:
                 with torch.cuda.device(device):
                     run()
+        except CkError:
+            raise
         except Exception as exc:  # launcher / driver failure: report it as a ckcore error
             raise DeviceError(f"launching {inst.name} on {device} failed: {exc}") from exc
     return out

@@ -370,7 +370,9 @@ class Registry:
                 raise
             sel = None
         if staging is not None:
-            twin = self._select_direct(staging.problem) if sel is None else self._twin_selection(staging.problem)
+            twin = self._twin_selection(staging.problem)
+            if twin is None and sel is None:  # neither runs: name the problem asked for
+                self._select_direct(problem)
             if twin is not None:
                 copy_ms = staging.cost_ms(self.device)
                 staged_ms = twin.ranked[0].score + copy_ms
@@ -522,7 +524,8 @@ class Registry:
         interpret = self.interpret if interpret is None else interpret
         p = copying.plan(tuple(src.shape), src.stride(), dst.stride()) if src.dtype == dst.dtype else None
         if p is None or src.element_size() not in (1, 2, 4, 8) or src.device != dst.device \
-                or (src.device.type == "cpu") != interpret:
+                or (src.device.type == "cpu") != interpret \
+                or src.untyped_storage().data_ptr() == dst.untyped_storage().data_ptr():  # overlap: torch's rules
             dst.copy_(src)
             return
         is_aligned = copying.aligned(p, dst, src)

@@ -73,3 +73,10 @@ def test_kernels_match_torch(reg, dtype):
         dst.fill_(0)
         reg.copy(dst, src)
         assert torch.equal(dst, src), (src.shape, src.stride(), dst.stride())
+
+
+def test_overlapping_copies_follow_torch(reg):
+    """Source and destination in one storage: torch's copy_ decides (it refuses this one)."""
+    x = torch.arange(128 * 128, dtype=torch.float32).reshape(128, 128)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        reg.copy(x, x.t())

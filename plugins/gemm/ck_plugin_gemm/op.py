@@ -82,11 +82,11 @@ class GemmOperator(Operator):
         into buffers whose leading dimension is the packed one rounded up to 128 bytes, and a
         quantized ``rrr`` B transposed into a K-major copy (twin layout ``rcr``). The sizes stay
         the problem's, so the padding is never read (TMA fills past the sizes with zeros, the
-        other kernels mask). Offered for batch 1 and 16-byte aligned pointers; None otherwise,
-        or where nothing needs a copy."""
-        if problem.batch != 1 or problem.ptr_align != 16:
-            return None
+        other kernels mask). Offered for batch 1 and (except the quantized ``rrr`` twin, the only
+        way those run) 16-byte aligned pointers; None otherwise, or where nothing needs a copy."""
         transpose_b = isinstance(problem.dtype, QuantType) and problem.layout is not Layout.RCR
+        if problem.batch != 1 or (problem.ptr_align != 16 and not transpose_b):
+            return None
         layout = Layout.RCR if transpose_b else problem.layout
         packed = attrs.evolve(problem, layout=layout, lda=None, ldb=None, ldc=None).packed_ld()
         changes: dict = {"layout": layout} if transpose_b else {}

@@ -164,6 +164,9 @@ class GemmProblem(ProblemBase):
                                      "K-major, as torch._scaled_mm and torch._int_mm take them), or rrr (a row-major "
                                      "B, which runs on a K-major copy: staged per call or packed once with "
                                      "ckcore.prepack)", op="gemm")
+        if quant and self.layout is Layout.RRR and self.batch != 1:
+            raise UnsupportedProblem("batch", self.batch, f"1 for {self.dtype.value} with layout rrr (B runs on a K-major "
+                                     "copy, made per problem)", op="gemm")
         if self.fast_accum and self.dtype not in (QuantType.FP8E4M3, QuantType.FP8E5M2):
             raise UnsupportedProblem("fast_accum", True, "False (fast accumulation is for fp8 inputs)", op="gemm")
         if self.out_dtype is OutType.INT32:

@@ -48,14 +48,37 @@ def test_prepacked_b_is_k_major_and_never_copied_again(tmp_path):
     torch.testing.assert_close(c.double(), ref, atol=0.5, rtol=2 ** -7 * 2)
 
 
-def test_unaligned_b_prepacked(reg):
-    """A 16-bit problem with unaligned leading dimensions: B prepacked, A and C staged per call."""
-    p = reg.problem("gemm", M=4095, N=4095, K=4095, dtype="bf16", layout="rcr")
+def _tma_only(tmp_path):
+    """A registry whose only bf16 rcr instance is a persistent TMA tile: unaligned problems run
+    staged (nothing runs them as they are)."""
+    from ck_plugin_gemm.persistent import PersistentGemmKey
+
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path, heuristic="rules"))
+    r.add("gemm_persistent", PersistentGemmKey(dtype="bf16", layout="rcr", block_m=32, block_n=64, block_k=32,
+                                               num_warps=4, num_stages=3, group_m=2, flatten=True))
+    return r
+
+
+@pytest.mark.parametrize("names", [("b",), ("a",), ("a", "b")])
+def test_unaligned_operands_prepacked(tmp_path, names):
+    """16-bit unaligned leading dimensions: the prepacked operands are passed as they are, the
+    others staged per call (the op's first input included)."""
+    reg = _tma_only(tmp_path)
+    p = reg.problem("gemm", M=45, N=37, K=29, dtype="bf16", layout="rcr")
     assert reg.select(p).staging is not None
-    small = reg.problem("gemm", M=45, N=37, K=29, dtype="bf16", layout="rcr")
-    twin = reg.staging(small).problem
-    inst = reg.select(twin).instance
-    assert validate(reg, "gemm", small, instance=inst.name, interpret=True, prepack=("b",)).passed
+    tensors = reg.catalog.op("gemm").random_tensors(p, 0, "cpu")
+    packed = reg.prepack("gemm", p, **{n: tensors[n] for n in names})
+    assert all(isinstance(v, Prepacked) for v in packed.values())
+    assert validate(reg, "gemm", p, interpret=True, prepack=names).passed
+
+
+def test_problems_selection_runs_directly_are_not_packed(reg):
+    """The copies of a small unaligned problem cost more than they save: selection runs it
+    directly, so its B stays as it is."""
+    p = reg.problem("gemm", M=33, N=20, K=27, dtype="bf16", layout="rcr")
+    assert reg.staging(p) is not None and reg.select(p).staging is None
+    b = torch.randn(20, 27, dtype=torch.bfloat16).t()
+    assert reg.prepack("gemm", p, b=b)["b"] is b
 
 
 def test_aligned_tensors_come_back_unchanged(reg):
@@ -80,6 +103,7 @@ def test_prepacked_for_another_problem_is_refused(reg):
 
 @pytest.mark.parametrize("tensors, field", [
     ({"x": torch.zeros(64, 32)}, "x"),
+    ({"b": None}, "b"),
     ({"b": torch.zeros(32, 64).to(torch.float8_e4m3fn)}, "b.shape"),
     ({"b": torch.zeros(64, 32)}, "b.dtype"),
 ])
@@ -87,6 +111,21 @@ def test_bad_prepack_inputs(reg, tensors, field):
     p = reg.problem("gemm", M=16, N=32, K=64, dtype="fp8e4m3", layout="rrr")
     with pytest.raises(UnsupportedProblem, match=field):
         reg.prepack("gemm", p, **tensors)
+
+
+def test_quantized_row_major_b_needs_batch_one(reg):
+    with pytest.raises(UnsupportedProblem, match="batch"):
+        reg.problem("gemm", M=32, N=32, K=64, dtype="int8", layout="rrr", batch=2)
+    p = reg.problem("gemm", M=32, N=32, K=64, dtype="int8", layout="rrr", ptr_align=8)
+    assert reg.select(p).staging is not None  # unaligned pointers: the twin's generic kernels
+
+
+def test_no_kernel_names_the_problem_asked_for(tmp_path):
+    from ckcore import NoKernelFound
+
+    reg = _tma_only(tmp_path)
+    with pytest.raises(NoKernelFound, match="gemm_int8_rrr_M33_N48_K64"):
+        reg.select(reg.problem("gemm", M=33, N=48, K=64, dtype="int8", layout="rrr"))
 
 
 def test_prepacked_runs_with_staging_off(tmp_path):
