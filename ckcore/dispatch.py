@@ -108,7 +108,7 @@ def launch(registry: Registry, op: str, problem, tensors: dict[str, Any], *, ins
             sel, kernel = registry.selected_kernel(problem, interpret=interpret)
             inst, staging = sel.instance, sel.staging
     else:
-        inst = registry.instances.get(instance) or registry.derived(instance)
+        inst = registry.named(instance)
         if inst is None or inst.op != op:
             raise UnsupportedProblem("instance", instance, f"a declared instance of op {op!r}", op=op)
         if not packed:

@@ -247,6 +247,10 @@ class Registry:
         """A variant :meth:`specialized` derived, by name, or None."""
         return self._derived.get(name)
 
+    def named(self, name: str) -> Instance | None:
+        """A declared instance, or a variant :meth:`specialized` derived, by name; or None."""
+        return self.instances.get(name) or self._derived.get(name)
+
     # identity ---------------------------------------------------------------------------------
     def job(self, inst: Instance) -> CompileJob:
         """The compile job of an instance (rendered once, then memoised)."""
@@ -270,10 +274,13 @@ class Registry:
         """sha256 of the rendered source, compiler driver and version, target arch and options."""
         fp = self._fingerprints.get(inst.name)
         if fp is None:
-            driver = get_compiler(self.settings.compiler)
-            fp = sha256_json({"job": self.job(inst).identity(), "compiler": driver.name, "version": driver.version()})
-            self._fingerprints[inst.name] = fp
+            fp = self._fingerprints[inst.name] = self._job_fingerprint(self.job(inst))
         return fp
+
+    def _job_fingerprint(self, job: CompileJob) -> str:
+        """sha256 of ``job`` and the compiler driver's name and version: its cache key."""
+        driver = get_compiler(self.settings.compiler)
+        return sha256_json({"job": job.identity(), "compiler": driver.name, "version": driver.version()})
 
     def _meta(self, inst: Instance) -> dict:
         driver = get_compiler(self.settings.compiler)
@@ -534,7 +541,7 @@ class Registry:
         if kernel is None:
             job = copying.copy_job(p.variant, src.element_size(), self.arch.arch, self.arch.cc, is_aligned=is_aligned)
             driver = get_compiler(self.settings.compiler)
-            fp = sha256_json({"job": job.identity(), "compiler": driver.name, "version": driver.version()})
+            fp = self._job_fingerprint(job)
             meta = {"name": job.name, "op": "(staging)", "family": "ckcore_copy", "arch": self.arch.arch,
                     "compiler": driver.name, "compiler_version": driver.version()}
             kernel = self._loaded[key] = self._load_job(job, fp, lambda: meta, interpret)

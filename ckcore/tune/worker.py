@@ -73,7 +73,7 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     tensors[spec.output] = poisoned_output(reg, task["op"], problem, tensors)
     # A declared instance, or a variant the registry derived for a problem (an epilogue, batch
     # or output type: what selection ranks, and so what autotune measures).
-    inst = reg.instances.get(task["instance"]) or reg.derived(task["instance"])
+    inst = reg.named(task["instance"])
     result: dict[str, Any] = {"status": "ok", "error": None, "time_ms": None, "time_ms_p20": None,
                               "time_ms_p80": None, "max_abs_err": None}
     if inst is None:
