@@ -4,7 +4,11 @@ selection model sees what an epilogue costs each kernel (the tune dataset had no
 types, M >= 64; three quarters of them with M >= 512 and N >= 1024, where an epilogue's cost
 decides the pick; an epilogue is drawn per problem. No row equals a public bench
 suite row (`benchmarks/suites/gemm*.jsonl`), so the benches stay out of the training data.
-usage: python benchmarks/make_gemm_epilogue_suite.py [--n 64] [--seed 7] [--out benchmarks/suites/gemm_epilogue_train.jsonl]
+``--plain F`` draws a fraction F of the problems without an epilogue, ``--min-m`` raises the
+large problems' M floor (the H100 training suite: ``--n 240 --seed 11 --plain 0.5 --min-m 1024
+--prefix h100_train --out benchmarks/suites/gemm_h100_train.jsonl``).
+usage: python benchmarks/make_gemm_epilogue_suite.py [--n 64] [--seed 7] [--plain 0] [--min-m 512] [--prefix epi_train]
+       [--out benchmarks/suites/gemm_epilogue_train.jsonl]
 """
 
 import argparse
@@ -37,6 +41,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--plain", type=float, default=0.0)
+    ap.add_argument("--min-m", type=int, default=512)
+    ap.add_argument("--prefix", default="epi_train")
     ap.add_argument("--out", default="benchmarks/suites/gemm_epilogue_train.jsonl")
     args = ap.parse_args()
     spec = Registry("sm_90").catalog.op("gemm")
@@ -46,13 +53,15 @@ def main():
     while len(rows) < args.n:
         shape = spec.generate(rng)
         large = len(rows) % 4 != 0
-        if (shape["M"] < (512 if large else 64) or (large and shape["N"] < 1024) or shape["dtype"] == "fp32"
+        if (shape["M"] < (args.min_m if large else 64) or (large and shape["N"] < 1024) or shape["dtype"] == "fp32"
                 or tuple(shape[f] for f in ("M", "N", "K", "layout")) in taken):
             continue
         taken.add(tuple(shape[f] for f in ("M", "N", "K", "layout")))
         fields = EPILOGUES[rng.choice(len(EPILOGUES), p=weights / weights.sum())][1]
+        if args.plain and rng.random() < args.plain:
+            fields = {}
         problem = spec.problem(**shape, **fields)  # validates the fields
-        rows.append({"op": "gemm", "name": f"epi_train.{len(rows)}", **problem.to_dict()})
+        rows.append({"op": "gemm", "name": f"{args.prefix}.{len(rows)}", **problem.to_dict()})
     with open(args.out, "w") as out:
         out.writelines(json.dumps(row) + "\n" for row in rows)
     print(f"{len(rows)} problems -> {args.out}")
