@@ -10,22 +10,30 @@ producer and two MMA consumer warp groups instead (no flattening, no subtiling: 
 not compile those together, ``../shared/TRITON_NOTES.md`` §1.3). ``subtile`` stores C in
 column slices of 64 (less shared memory for the output staging, so a deeper pipeline fits).
 
+``stream_k`` (``_sk``, 16-bit and fp32 types) adds a stream-K tail (:mod:`.schedule`): the grid
+is always the SM count, whole waves of tiles run as above, and the K steps of the last one to
+two waves' worth of tiles are shared out evenly over the programs, a tile split between programs
+being combined through an fp32 workspace by the last to arrive, in program order (bitwise
+reproducible; no program waits on another). It is for tile counts that fill the SMs badly: 1.45
+waves of 128x256 tiles on the M = 1024 projections and on 3000 x 2000.
+
 Same alignment rules as ``gemm_tma`` (16-byte aligned pointers and leading dimensions); one
 matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import attrs
 
+from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
 
 from .epilogue import c_inputs, out_type, variant_suffix
 from .family import smem_bytes
+from .schedule import dp_tiles, fixup_ms, tiles
 from .tma import TmaGemm, TmaGemmKey
 
 __all__ = ["PersistentGemmKey", "PersistentGemm"]
@@ -37,18 +45,20 @@ class PersistentGemmKey(TmaGemmKey):
     software pipeline over tiles and K steps), ``subtile`` (C stored in 64-column slices) and
     ``programs_per_sm`` (the grid: that many programs per SM, ``_p{n}`` when above 1, so that two
     resident programs can overlap one's CUDA-core work with the other's MMAs; with ``halves``,
-    fp8's promotion adds)."""
+    fp8's promotion adds) and ``stream_k`` (``_sk``: a stream-K tail after whole waves)."""
 
     flatten: bool = attrs.field(default=True, validator=boolean)
     subtile: bool = attrs.field(default=False, validator=boolean)
     programs_per_sm: int = attrs.field(default=1, validator=int_in(1, 4))
+    stream_k: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
         return (f"gemm_persistent_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}"
                 f"{'_flat' if self.flatten else ''}{'_sub' if self.subtile else ''}{'_h2' if self.halves else ''}"
-                f"{f'_p{self.programs_per_sm}' if self.programs_per_sm > 1 else ''}" + variant_suffix(self))
+                f"{f'_p{self.programs_per_sm}' if self.programs_per_sm > 1 else ''}{'_sk' if self.stream_k else ''}"
+                + variant_suffix(self))
 
 
 def subtiles(key: PersistentGemmKey) -> int:
@@ -84,6 +94,11 @@ class PersistentGemm(TmaGemm):
                            f"{' + epilogue layout conversion' if convert else ''}) > {arch.smem_per_block_bytes} B")
         if key.halves and key.warp_specialize:
             reasons.append("halves with warp_specialize: unvalidated (in a probe, Triton 3.6 wrote wrong results for some)")
+        if key.stream_k:
+            if not isinstance(key.dtype, DType):
+                reasons.append(f"stream_k with {key.dtype.value}: partial tiles are combined in fp32 (16-bit and fp32 inputs only)")
+            if key.warp_specialize or key.halves or key.programs_per_sm > 1:
+                reasons.append("stream_k with warp_specialize, halves or programs_per_sm > 1: not implemented")
         need = key.programs_per_sm * (smem_bytes(key) + staging + convert)
         if key.programs_per_sm > 1 and need > arch.smem_per_sm_bytes:
             reasons.append(f"programs_per_sm {key.programs_per_sm}: {need} B of shared memory > {arch.smem_per_sm_bytes} B per SM")
@@ -92,17 +107,48 @@ class PersistentGemm(TmaGemm):
     def core_signature(self, key: PersistentGemmKey) -> dict[str, str]:
         sig = super().core_signature(key)
         upcast = sig.pop("UPCAST")
-        return {**sig, "PROGRAMS": "i32", "UPCAST": upcast}
+        if not key.stream_k:
+            return {**sig, "PROGRAMS": "i32", "UPCAST": upcast}
+        ptrs = {n: t for n, t in sig.items() if n.endswith("_ptr")}
+        ints = {n: t for n, t in sig.items() if not n.endswith("_ptr")}
+        return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, "PROGRAMS": "i32", "DP_TILES": "i32",
+                "UPCAST": upcast}
+
+    def divisible_by_16(self, key: PersistentGemmKey) -> tuple[str, ...]:
+        return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.stream_k else ())
 
     def core_args(self, key: PersistentGemmKey, p, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         *args, upcast = super().core_args(key, p, tensors, interpret=interpret)
-        return (*args, self._programs(key, p), upcast)
+        programs = self._programs(key, p)
+        if not key.stream_k:
+            return (*args, programs, upcast)
+        import torch
+
+        a, b, c, *ints = args
+        ws = tensors["workspace_partials"].view(torch.float32)
+        locks = tensors["workspace_counters"].view(torch.int32)
+        return (a, b, c, ws, locks, *ints, programs, dp_tiles(tiles(key, p), programs), upcast)
+
+    def workspaces(self, key: PersistentGemmKey, p) -> dict[str, int]:
+        """With ``stream_k``: ``partials``, two fp32 tiles per program (the first and last tile of
+        its share; scratch), and ``counters``, one int32 arrival count per stream-K tile, left
+        at zero."""
+        if not key.stream_k:
+            return super().workspaces(key, p)
+        programs = self._programs(key, p)
+        n_tiles = tiles(key, p)
+        return {"partials": programs * 2 * key.block_m * key.block_n * 4,
+                "counters": 4 * max(1, n_tiles - dp_tiles(n_tiles, programs))}
 
     def grid(self, key: PersistentGemmKey, p) -> tuple[int, int, int]:
         return (self._programs(key, p), 1, 1)
 
     def _programs(self, key: PersistentGemmKey, p) -> int:
-        return min(self.sm_count * key.programs_per_sm, math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n))
+        """The grid: programs_per_sm per SM, at most one per tile; with ``stream_k`` the SM
+        count whatever the tiles (fewer tiles than SMs are shared out by K steps)."""
+        if key.stream_k:
+            return self.sm_count
+        return min(self.sm_count * key.programs_per_sm, tiles(key, p))
 
     #: Programs at most: the SM count of the H100 SXM and H200 (arch spec ``sm_90``). The kernel
     #: takes the grid size as an argument, so another count is correct, only less balanced.
@@ -114,11 +160,35 @@ class PersistentGemm(TmaGemm):
         return {"default": sets.persistent_default_set, "full": sets.persistent_full_set}
 
     def estimate_ms(self, key: PersistentGemmKey, p, arch: ArchSpec, device: DeviceSpec) -> float:
-        """The tiled GEMM's estimate (``rules.estimate_ms``); not fitted to this family yet."""
+        """The tiled GEMM's estimate (``rules.estimate_ms``); with ``stream_k``, with the work
+        spread evenly over the SMs plus the fix-up (:func:`.schedule.fixup_ms`). Not fitted to
+        this family yet."""
         from .rules import estimate_ms
 
-        return estimate_ms(key, p, arch, device)
+        if not key.stream_k:
+            return estimate_ms(key, p, arch, device)
+        n_tiles = tiles(key, p)
+        split = n_tiles - dp_tiles(n_tiles, self.sm_count)
+        return (estimate_ms(key, p, arch, device, balanced=True)
+                + fixup_ms(split, self.sm_count, key.block_m, key.block_n, device.mem_bandwidth_gbps))
+
+    def pair_features(self, key: PersistentGemmKey, p, arch: ArchSpec) -> dict[str, float]:
+        """The tiled features; with ``stream_k``, also ``sk_tile_share``, the share of tiles in
+        the stream-K tail (see :meth:`features` for why only then)."""
+        out = super().pair_features(key, p, arch)
+        if key.stream_k:
+            n_tiles = tiles(key, p)
+            out["sk_tile_share"] = (n_tiles - dp_tiles(n_tiles, self.sm_count)) / n_tiles
+        return out
 
     def features(self, key: PersistentGemmKey) -> dict[str, Any]:
-        return {**super().features(key), "persistent": 1.0, "flatten": float(key.flatten), "subtile": float(key.subtile),
-                "programs_per_sm": float(key.programs_per_sm)}
+        """The TMA features, the persistent fields, and ``stream_k`` = 1 for keys with a tail.
+        Keys without one leave both stream-K features out (missing, to LightGBM), so a model
+        trained before the tail existed still matches the family: the stream-K instances are in
+        the ``full`` set only, and the shipped model has no rows of them (their measurements
+        are in ``benchmarks/datasets/gemm_stream_k_h200.jsonl.gz``)."""
+        out = {**super().features(key), "persistent": 1.0, "flatten": float(key.flatten), "subtile": float(key.subtile),
+               "programs_per_sm": float(key.programs_per_sm)}
+        if key.stream_k:
+            out["stream_k"] = 1.0
+        return out

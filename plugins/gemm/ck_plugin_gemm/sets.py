@@ -189,9 +189,26 @@ _PERSISTENT_FP8_HALVES = [(128, 128, 128, 4, 3, 8, False, False, 2), (128, 128, 
                           (128, 128, 128, 4, 3, 8, True, True, 2)]
 
 
+# Stream-K tails (PersistentGemmKey.stream_k; an eleventh field), 16-bit: the two 128x256 tiles the
+# bf16 suite picks most and the 128x128 one, for tile counts that fill the SMs badly (1.45 waves
+# of 128x256 tiles on 3000 x 2000 and on the M = 1024 projections, where cuBLAS led by 1.2-1.5x
+# on an H100: benchmarks/results/bench_gemm_bf16_m1024_autotune_h100.jsonl). In the `full` set
+# only: measured on an H200 (benchmarks/datasets/gemm_stream_k_h200.jsonl.gz, 1551 pairs on 529
+# problems) they were the fastest instance of 35 problems (by 2-12%) and slower than the same
+# tiles without a tail where they were meant to help (3000 x 2000 x 1000: 59 against 37 µs).
+_PERSISTENT_SK_16BIT = [(128, 256, 64, 8, 3, 8, False, True, True, 1, True),
+                        (128, 256, 64, 8, 4, 8, False, True, True, 1, True),
+                        (128, 128, 64, 8, 4, 8, False, True, False, 1, True)]
+
+
 def persistent_default_set(arch: ArchSpec) -> list:
     return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_DEFAULT_FP32,
                              _PERSISTENT_QUANT) + _persistent_fp8_halves(arch))
+
+
+def persistent_stream_k_keys(arch: ArchSpec) -> list:
+    """The persistent instances with a stream-K tail (16-bit types, every layout)."""
+    return _persistent_keys(arch, _PERSISTENT_SK_16BIT, [], [])
 
 
 def _persistent_fp8_halves(arch: ArchSpec) -> list:
@@ -208,7 +225,7 @@ def _persistent_fp8_halves(arch: ArchSpec) -> list:
 
 def persistent_full_set(arch: ArchSpec) -> list:
     return (_persistent_keys(arch, _PERSISTENT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL)
-            + _persistent_fp8_halves(arch))
+            + _persistent_fp8_halves(arch) + persistent_stream_k_keys(arch))
 
 
 def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
@@ -220,10 +237,10 @@ def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
     types = [(d, lay) for d in DType for lay in Layout] + [(q, Layout.RCR) for q in QuantType]
     for dtype, layout in types:
         cfgs = cfgs_8 if isinstance(dtype, QuantType) else cfgs_32 if dtype is DType.FP32 else cfgs_16
-        for bm, bn, bk, w, s, g, ws, flat, sub, *per_sm in cfgs:
+        for bm, bn, bk, w, s, g, ws, flat, sub, *more in cfgs:  # more: programs per SM, stream-K
             key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, num_warps=w,
                                     num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub,
-                                    programs_per_sm=per_sm[0] if per_sm else 1)
+                                    programs_per_sm=more[0] if more else 1, stream_k=more[1] if more[1:] else False)
             if not fam.check(key, arch):
                 keys.append(key)
     return keys

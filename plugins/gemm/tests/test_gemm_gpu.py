@@ -235,3 +235,39 @@ def test_quantized_row_major_b_staged_and_prepacked(registry, dtype):
     for prepack in ((), ("b",)):
         v = validate(registry, "gemm", p, seed=2, interpret=False, prepack=prepack)
         assert v.passed, (prepack, v)
+
+
+# Stream-K tails: 3000 x 2000 (192 tiles of 128 x 256 on 132 SMs: no whole wave, every tile
+# shared out), 1024 x 10240 (320: one data-parallel wave, then the tail), 1040 x 1008 (partial
+# last tiles, fewer tiles than SMs) and 256 x 512 x 8192 (8 tiles: each split over many programs).
+SK_SHAPES = [(3000, 2000, 1000), (1024, 10240, 1024), (1040, 1008, 1024), (256, 512, 8192)]
+
+
+@pytest.fixture(scope="module")
+def stream_k(tmp_path_factory):
+    """A registry of the full set's persistent instances with a stream-K tail (compiled in parallel)."""
+    from ck_plugin_gemm.sets import persistent_stream_k_keys
+
+    cache = os.environ.get("CKCORE_CACHE_DIR") or tmp_path_factory.mktemp("cache")
+    reg = Registry(settings=Settings(cache_dir=cache), arch="sm_90")
+    for key in persistent_stream_k_keys(reg.arch):
+        reg.add("gemm_persistent", key)
+    report = reg.build(max_workers=16, progress=False)
+    assert report.failed == 0, report.failures
+    return reg
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+@pytest.mark.parametrize("fields", [{}, {"bias": "col", "activation": "gelu"}], ids=["plain", "bias_gelu"])
+def test_stream_k_persistent_instances_match_reference(stream_k, dtype, layout, fields):
+    """Every persistent instance with a stream-K tail (and its epilogue variant), run twice per
+    problem: the second run checks the arrival counters were left at zero."""
+    for M, N, K in SK_SHAPES:
+        p = stream_k.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        cands, _ = stream_k.candidates(p)
+        assert len(cands) == 3, [c.instance.name for c in cands]
+        for c in cands:
+            for seed in (5, 6):
+                v = validate(stream_k, "gemm", p, instance=c.instance.name, seed=seed, interpret=False)
+                assert v.passed, (c.instance.name, v)

@@ -67,3 +67,67 @@ def test_invalid_combinations_are_refused():
     assert any("subtile needs" in r for r in fam.check(PersistentGemmKey(**{**base, "block_n": 64, "num_warps": 4}, subtile=True), arch))
     # 128x256x64 bf16, 5 stages, whole-tile staging: 212 KB pipeline + 64 KB > 227 KB.
     assert any("shared memory" in r for r in fam.check(PersistentGemmKey(**{**base, "num_warps": 8, "num_stages": 5}), arch))
+
+
+# Stream-K tails over 3 programs (reg's sm_count): (M tiles, N tiles, K) giving 8 tiles (3
+# data-parallel, 5 shared out, some split between programs), 2 tiles (fewer than the programs:
+# every tile split) and 9 tiles (whole waves: no tail).
+SK_SHAPES = [(4, 2, 80), (1, 2, 200), (3, 3, 48)]
+
+
+def _sk_inst(reg, dtype, layout, bm=32, bn=64, sub=False, flat=True):
+    return reg.add("gemm_persistent", PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=32,
+                                                        num_warps=4, num_stages=3, group_m=2, flatten=flat,
+                                                        subtile=sub, stream_k=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_stream_k_tail_matches_reference(reg, dtype, layout):
+    from ck_plugin_gemm.schedule import dp_tiles
+
+    inst = _sk_inst(reg, dtype, layout, flat=layout != "ccr")
+    for i, (tm, tn, k) in enumerate(SK_SHAPES):
+        p = reg.problem("gemm", M=tm * 32 - 8, N=tn * 64 - 8, K=k, dtype=dtype, layout=layout)
+        fam = reg.family(inst)
+        assert fam.supports(inst.key, p) is None
+        assert fam.grid(inst.key, p) == (3, 1, 1)
+        assert dp_tiles(tm * tn, 3) == {8: 3, 2: 0, 9: 9}[tm * tn]
+        # Twice on the same workspace: the arrival counters must be back at zero after a run.
+        for seed in (i, i + 10):
+            assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True, seed=seed)
+
+
+def test_stream_k_tail_with_fused_epilogue_and_subtiles(reg):
+    inst = _sk_inst(reg, "bf16", "rcr", bm=32, bn=128, sub=True)
+    p = reg.problem("gemm", M=4 * 32 - 8, N=2 * 128 - 8, K=80, dtype="bf16", layout="rcr", alpha=0.5, beta=1.0,
+                    bias="col", num_d=1, activation="gelu")
+    variant = reg.specialized(inst, p)
+    assert variant.key.stream_k and variant.key.epilogue == p.epilogue
+    assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True)
+
+
+def test_stream_k_refusals_and_schedule():
+    from ckcore.arch import load
+    from ck_plugin_gemm.schedule import dp_tiles
+
+    fam = Registry("sm_90").catalog.families["gemm_persistent"]
+    arch = load("sm_90")
+    base = dict(layout="rcr", block_m=128, block_n=128, block_k=64, num_warps=4, num_stages=3, stream_k=True)
+    assert not fam.check(PersistentGemmKey(dtype="bf16", **base), arch)
+    assert any("fp32" in r for r in fam.check(PersistentGemmKey(dtype="int8", **{**base, "block_k": 128}), arch))
+    assert any("stream_k" in r for r in fam.check(PersistentGemmKey(dtype="bf16", **base, warp_specialize=True,
+                                                                    flatten=False), arch))
+    assert any("stream_k" in r for r in fam.check(PersistentGemmKey(dtype="bf16", **base, programs_per_sm=2), arch))
+    # 192 tiles of 128 x 256 on 132 SMs (M = 1024, N = 6144): no whole wave before the tail;
+    # 320 tiles: one data-parallel wave, 188 shared out; 264: two whole waves, no tail.
+    assert (dp_tiles(192, 132), dp_tiles(320, 132), dp_tiles(264, 132)) == (0, 132, 264)
+    key = PersistentGemmKey(dtype="bf16", **base)
+    p = Registry("sm_90").problem("gemm", M=1024, N=1024, K=4096, dtype="bf16", layout="rcr")
+    assert fam.grid(key, p) == (132, 1, 1)  # 64 tiles: the K steps of each shared by about two programs
+    assert fam.workspaces(key, p) == {"partials": 132 * 2 * 128 * 128 * 4, "counters": 64 * 4}
+    assert fam.pair_features(key, p, arch)["sk_tile_share"] == 1.0
+    assert fam.features(key)["stream_k"] == 1.0
+    # Keys without a tail carry no stream-K features (models trained before them still match).
+    plain = PersistentGemmKey(dtype="bf16", **{**base, "stream_k": False})
+    assert "stream_k" not in fam.features(plain) and "sk_tile_share" not in fam.pair_features(plain, p, arch)

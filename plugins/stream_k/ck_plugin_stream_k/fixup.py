@@ -4,20 +4,15 @@ after C; extra integer arguments (``extra_ints``) after the leading dimensions."
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 from ckcore.arch import ArchSpec
 from ck_plugin_gemm.family import TiledGemm
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem
+from ck_plugin_gemm.schedule import tiles
 
 __all__ = ["FixupGemm", "tiles"]
-
-
-def tiles(key: GemmKey, p: GemmProblem) -> int:
-    """Output tiles of ``key`` on ``p``."""
-    return math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
 
 
 class FixupGemm(TiledGemm):

@@ -27,6 +27,7 @@ from ck_plugin_gemm.epilogue import variant_suffix
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem, Layout
 from ck_plugin_gemm.rules import estimate_ms
+from ck_plugin_gemm.schedule import dp_tiles as _dp_tiles, fixup_ms
 
 from .fixup import FixupGemm, tiles
 
@@ -52,13 +53,7 @@ def dp_tiles(key: StreamKKey, p: GemmProblem) -> int:
     """Tiles run data-parallel: none for ``_sk``; for ``_dp`` all of them when they fill whole
     waves of ``programs``, else all but the last one to two waves' worth (at least ``programs``
     tiles are left to stream-K, so the tail is spread over every program)."""
-    n_tiles = tiles(key, p)
-    waves = n_tiles // key.programs
-    if not key.hybrid:
-        return 0
-    if n_tiles % key.programs == 0:
-        return n_tiles
-    return max(0, waves - 1) * key.programs
+    return _dp_tiles(tiles(key, p), key.programs) if key.hybrid else 0
 
 
 # (block_m, block_n, block_k, num_warps, num_stages): one large and one mid-size tile per dtype
@@ -118,5 +113,4 @@ class StreamKGemm(FixupGemm):
         fp32, and 2 µs of arrival and combine. Not yet fitted to measurements."""
         even = estimate_ms(key, p, arch, device, balanced=True)
         split_tiles = tiles(key, p) - dp_tiles(key, p)
-        fixup_bytes = 2 * 2 * min(split_tiles, key.programs) * key.block_m * key.block_n * 4
-        return even + fixup_bytes / (device.mem_bandwidth_gbps * 1e9) * 1e3 + (0.002 if split_tiles else 0.0)
+        return even + fixup_ms(split_tiles, key.programs, key.block_m, key.block_n, device.mem_bandwidth_gbps)
