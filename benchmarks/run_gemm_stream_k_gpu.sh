@@ -11,6 +11,8 @@
 #      M >= 1024 and benchmarks/suites/gemm_bias_gelu.jsonl, with this tree (GPUs 0, 1: "after")
 #      and with the last commit's gemm and stream-K plugins (GPUs 2, 3: "before"; carried in
 #      .old/ by `git archive HEAD plugins/gemm plugins/stream_k | tar -x -C .old`).
+# Run on 2026-11-26 with the three _sk tiles in the default set (they moved to `full` after it, so
+# on the current tree step 1 finds no missing pair and the benches compare equal sets).
 # usage: OUT=DIR [TUNE_S=240] [BENCH_S=170] bash benchmarks/run_gemm_stream_k_gpu.sh [TAG]
 set -u
 source benchmarks/device_prologue.sh
