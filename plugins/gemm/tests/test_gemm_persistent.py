@@ -98,9 +98,11 @@ def test_stream_k_tail_matches_reference(reg, dtype, layout):
             assert_matches_reference(reg, "gemm", p, instance=inst.name, interpret=True, seed=seed)
 
 
-def test_stream_k_tail_with_fused_epilogue_and_subtiles(reg):
-    inst = _sk_inst(reg, "bf16", "rcr", bm=32, bn=128, sub=True)
-    p = reg.problem("gemm", M=4 * 32 - 8, N=2 * 128 - 8, K=80, dtype="bf16", layout="rcr", alpha=0.5, beta=1.0,
+@pytest.mark.parametrize("bn", [128, 256])
+def test_stream_k_tail_with_fused_epilogue_and_subtiles(reg, bn):
+    """Two and four 64-column slices of the workspace (and of the subtiled store)."""
+    inst = _sk_inst(reg, "bf16", "rcr", bm=32, bn=bn, sub=True)
+    p = reg.problem("gemm", M=4 * 32 - 8, N=2 * bn - 8, K=80, dtype="bf16", layout="rcr", alpha=0.5, beta=1.0,
                     bias="col", num_d=1, activation="gelu")
     variant = reg.specialized(inst, p)
     assert variant.key.stream_k and variant.key.epilogue == p.epilogue
