@@ -239,7 +239,8 @@ def test_quantized_row_major_b_staged_and_prepacked(registry, dtype):
 
 # Stream-K tails: 3000 x 2000 (192 tiles of 128 x 256 on 132 SMs: no whole wave, every tile
 # shared out), 1024 x 10240 (320: one data-parallel wave, then the tail), 1040 x 1008 (partial
-# last tiles, fewer tiles than SMs) and 256 x 512 x 8192 (8 tiles: each split over many programs).
+# last tiles, fewer tiles than SMs) and 256 x 512 x 8192 (8 tiles of 128 x 128, 4 of 128 x 256: each
+# split over many programs).
 SK_SHAPES = [(3000, 2000, 1000), (1024, 10240, 1024), (1040, 1008, 1024), (256, 512, 8192)]
 
 

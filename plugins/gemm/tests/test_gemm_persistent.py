@@ -100,7 +100,8 @@ def test_stream_k_tail_matches_reference(reg, dtype, layout):
 
 @pytest.mark.parametrize("bn", [128, 256])
 def test_stream_k_tail_with_fused_epilogue_and_subtiles(reg, bn):
-    """Two and four 64-column slices of the workspace (and of the subtiled store)."""
+    """The subtiled store in two and four 64-column slices, on the whole-tile and the combining
+    branch, with a fused epilogue (alpha = 0.5: applied twice, it would show)."""
     inst = _sk_inst(reg, "bf16", "rcr", bm=32, bn=bn, sub=True)
     p = reg.problem("gemm", M=4 * 32 - 8, N=2 * bn - 8, K=80, dtype="bf16", layout="rcr", alpha=0.5, beta=1.0,
                     bias="col", num_d=1, activation="gelu")
@@ -117,7 +118,7 @@ def test_stream_k_refusals_and_schedule():
     arch = load("sm_90")
     base = dict(layout="rcr", block_m=128, block_n=128, block_k=64, num_warps=4, num_stages=3, stream_k=True)
     assert not fam.check(PersistentGemmKey(dtype="bf16", **base), arch)
-    assert any("fp32" in r for r in fam.check(PersistentGemmKey(dtype="int8", **{**base, "block_k": 128}), arch))
+    assert any("combined in fp32" in r for r in fam.check(PersistentGemmKey(dtype="int8", **{**base, "block_k": 128}), arch))
     assert any("stream_k" in r for r in fam.check(PersistentGemmKey(dtype="bf16", **base, warp_specialize=True,
                                                                     flatten=False), arch))
     assert any("stream_k" in r for r in fam.check(PersistentGemmKey(dtype="bf16", **base, programs_per_sm=2), arch))
