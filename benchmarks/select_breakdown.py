@@ -18,6 +18,13 @@ from ckcore import Registry, Settings
 from ckcore.heuristics import get_heuristic
 
 
+def _forget(reg):
+    """Every selection memo of ``reg``: selections, derived variants per problem, staged twins."""
+    reg.forget_selections()
+    reg._specialized.clear()
+    reg._stagings.clear()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--op", default="gemm")
@@ -33,9 +40,7 @@ def main():
     heuristic = get_heuristic("lightgbm")
     steps = {k: [] for k in ("staging", "candidates", "feature_matrix", "predict", "select", "candidates_n")}
     for p in problems:
-        reg.forget_selections()
-        reg._specialized.clear()
-        reg._stagings.clear()
+        _forget(reg)
         t0 = time.perf_counter()
         reg.staging(p)
         t1 = time.perf_counter()
@@ -47,9 +52,7 @@ def main():
         t3 = time.perf_counter()
         model.predict_matrix(x, reg.cache)
         t4 = time.perf_counter()
-        reg.forget_selections()
-        reg._specialized.clear()
-        reg._stagings.clear()
+        _forget(reg)
         t5 = time.perf_counter()
         reg.select(p)
         t6 = time.perf_counter()

@@ -33,7 +33,7 @@ from ckcore.keys import boolean, int_in
 
 from .epilogue import c_inputs, out_type, variant_suffix
 from .family import smem_bytes
-from .schedule import dp_tiles, fixup_ms, tiles
+from .schedule import dp_tiles, fixup_args, fixup_ms, fixup_signature, tiles
 from .tma import TmaGemm, TmaGemmKey
 
 __all__ = ["PersistentGemmKey", "PersistentGemm"]
@@ -106,28 +106,21 @@ class PersistentGemm(TmaGemm):
 
     def core_signature(self, key: PersistentGemmKey) -> dict[str, str]:
         sig = super().core_signature(key)
+        if key.stream_k:
+            return fixup_signature(sig, {"PROGRAMS": "i32", "DP_TILES": "i32"})
         upcast = sig.pop("UPCAST")
-        if not key.stream_k:
-            return {**sig, "PROGRAMS": "i32", "UPCAST": upcast}
-        ptrs = {n: t for n, t in sig.items() if n.endswith("_ptr")}
-        ints = {n: t for n, t in sig.items() if not n.endswith("_ptr")}
-        return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, "PROGRAMS": "i32", "DP_TILES": "i32",
-                "UPCAST": upcast}
+        return {**sig, "PROGRAMS": "i32", "UPCAST": upcast}
 
     def divisible_by_16(self, key: PersistentGemmKey) -> tuple[str, ...]:
         return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.stream_k else ())
 
     def core_args(self, key: PersistentGemmKey, p, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        *args, upcast = super().core_args(key, p, tensors, interpret=interpret)
+        core = super().core_args(key, p, tensors, interpret=interpret)
         programs = self._programs(key, p)
-        if not key.stream_k:
-            return (*args, programs, upcast)
-        import torch
-
-        a, b, c, *ints = args
-        ws = tensors["workspace_partials"].view(torch.float32)
-        locks = tensors["workspace_counters"].view(torch.int32)
-        return (a, b, c, ws, locks, *ints, programs, dp_tiles(tiles(key, p), programs), upcast)
+        if key.stream_k:
+            return fixup_args(core, tensors, "partials", (programs, dp_tiles(tiles(key, p), programs)))
+        *args, upcast = core
+        return (*args, programs, upcast)
 
     def workspaces(self, key: PersistentGemmKey, p) -> dict[str, int]:
         """With ``stream_k``: ``partials``, two fp32 tiles per program (the first and last tile of
@@ -135,10 +128,8 @@ class PersistentGemm(TmaGemm):
         at zero."""
         if not key.stream_k:
             return super().workspaces(key, p)
-        programs = self._programs(key, p)
-        n_tiles = tiles(key, p)
-        return {"partials": programs * 2 * key.block_m * key.block_n * 4,
-                "counters": 4 * max(1, n_tiles - dp_tiles(n_tiles, programs))}
+        return {"partials": self.sm_count * 2 * key.block_m * key.block_n * 4,
+                "counters": 4 * max(1, self._tail_tiles(key, p))}
 
     def grid(self, key: PersistentGemmKey, p) -> tuple[int, int, int]:
         return (self._programs(key, p), 1, 1)
@@ -149,6 +140,11 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return self.sm_count
         return min(self.sm_count * key.programs_per_sm, tiles(key, p))
+
+    def _tail_tiles(self, key: PersistentGemmKey, p) -> int:
+        """Tiles of a ``stream_k`` key's tail: those after its whole data-parallel waves."""
+        n_tiles = tiles(key, p)
+        return n_tiles - dp_tiles(n_tiles, self.sm_count)
 
     #: Programs at most: the SM count of the H100 SXM and H200 (arch spec ``sm_90``). The kernel
     #: takes the grid size as an argument, so another count is correct, only less balanced.
@@ -167,18 +163,15 @@ class PersistentGemm(TmaGemm):
 
         if not key.stream_k:
             return estimate_ms(key, p, arch, device)
-        n_tiles = tiles(key, p)
-        split = n_tiles - dp_tiles(n_tiles, self.sm_count)
         return (estimate_ms(key, p, arch, device, balanced=True)
-                + fixup_ms(split, self.sm_count, key.block_m, key.block_n, device.mem_bandwidth_gbps))
+                + fixup_ms(self._tail_tiles(key, p), self.sm_count, key.block_m, key.block_n, device.mem_bandwidth_gbps))
 
     def pair_features(self, key: PersistentGemmKey, p, arch: ArchSpec) -> dict[str, float]:
         """The tiled features; with ``stream_k``, also ``sk_tile_share``, the share of tiles in
         the stream-K tail (see :meth:`features` for why only then)."""
         out = super().pair_features(key, p, arch)
         if key.stream_k:
-            n_tiles = tiles(key, p)
-            out["sk_tile_share"] = (n_tiles - dp_tiles(n_tiles, self.sm_count)) / n_tiles
+            out["sk_tile_share"] = self._tail_tiles(key, p) / tiles(key, p)
         return out
 
     def features(self, key: PersistentGemmKey) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["tiles", "dp_tiles", "fixup_ms"]
+__all__ = ["tiles", "dp_tiles", "fixup_ms", "fixup_signature", "fixup_args"]
 
 
 def tiles(key, p) -> int:
@@ -37,3 +37,24 @@ def fixup_ms(split_tiles: int, programs: int, block_m: int, block_n: int, mem_ba
         return 0.0
     fixup_bytes = 2 * 2 * min(split_tiles, programs) * block_m * block_n * 4
     return fixup_bytes / (mem_bandwidth_gbps * 1e9) * 1e3 + 0.002
+
+
+def fixup_signature(base: dict[str, str], extra_ints: dict[str, str]) -> dict[str, str]:
+    """A kernel signature with the fix-up buffers: ``base`` (a gemm family's core signature,
+    pointers first, ``UPCAST`` last) with ``ws_ptr`` (fp32 partial tiles) and ``lock_ptr`` (int32
+    arrival counters) after its pointers, and ``extra_ints`` after its integers."""
+    ptrs = {n: t for n, t in base.items() if n.endswith("_ptr")}
+    ints = {n: t for n, t in base.items() if not n.endswith("_ptr") and n != "UPCAST"}
+    return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, **extra_ints, "UPCAST": base["UPCAST"]}
+
+
+def fixup_args(core: tuple, tensors, workspace: str, extra_ints: tuple) -> tuple:
+    """Launch arguments in :func:`fixup_signature`'s order: ``core`` (a gemm family's core
+    arguments, ``a, b, c, ...integers, upcast``) with the workspace ``workspace_<workspace>`` as
+    fp32 and ``workspace_counters`` as int32 after C, and ``extra_ints`` before ``upcast``."""
+    import torch
+
+    a, b, c, *ints, upcast = core
+    ws = tensors[f"workspace_{workspace}"].view(torch.float32)
+    locks = tensors["workspace_counters"].view(torch.int32)
+    return (a, b, c, ws, locks, *ints, *extra_ints, upcast)

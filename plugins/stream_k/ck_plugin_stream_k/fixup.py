@@ -10,7 +10,7 @@ from ckcore.arch import ArchSpec
 from ck_plugin_gemm.family import TiledGemm
 from ck_plugin_gemm.keys import GemmKey
 from ck_plugin_gemm.problem import GemmProblem
-from ck_plugin_gemm.schedule import tiles
+from ck_plugin_gemm.schedule import fixup_args, fixup_signature, tiles
 
 __all__ = ["FixupGemm", "tiles"]
 
@@ -29,11 +29,7 @@ class FixupGemm(TiledGemm):
         return reasons
 
     def core_signature(self, key: GemmKey) -> dict[str, str]:
-        base = super().core_signature(key)
-        ptrs = {n: t for n, t in base.items() if n.endswith("_ptr")}
-        ints = {n: t for n, t in base.items() if not n.endswith("_ptr") and n != "UPCAST"}
-        return {**ptrs, "ws_ptr": "*fp32", "lock_ptr": "*i32", **ints, **{n: "i32" for n in self.extra_ints},
-                "UPCAST": base["UPCAST"]}
+        return fixup_signature(super().core_signature(key), {n: "i32" for n in self.extra_ints})
 
     def divisible_by_16(self, key: GemmKey) -> tuple[str, ...]:
         return super().divisible_by_16(key) + ("ws_ptr", "lock_ptr")
@@ -47,9 +43,5 @@ class FixupGemm(TiledGemm):
         return ()
 
     def core_args(self, key: GemmKey, p: GemmProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        import torch
-
-        a, b, c, *ints, upcast = super().core_args(key, p, tensors, interpret=interpret)
-        ws = tensors[f"workspace_{self.workspace_name(key)}"].view(torch.float32)
-        locks = tensors["workspace_counters"].view(torch.int32)
-        return (a, b, c, ws, locks, *ints, *self.extra_args(key, p), upcast)
+        return fixup_args(super().core_args(key, p, tensors, interpret=interpret), tensors, self.workspace_name(key),
+                          self.extra_args(key, p))
