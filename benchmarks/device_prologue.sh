@@ -6,3 +6,18 @@ tag=${1:-h100}
 mkdir -p "$out"
 source benchmarks/device_setup.sh
 export CKCORE_CACHE_DIR=/tmp/ckh/ck TRITON_CACHE_DIR=/tmp/ckh/triton
+
+# Issue 6's bf16 suite: the bf16 rows of benchmarks/suites/gemm.jsonl with M >= 1024, written to FILE.
+gemm_bf16_m1024() {  # FILE
+  python3 -c "
+import json, sys
+rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
+open(sys.argv[1], 'w').writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)" "$1"
+}
+
+# `ckcore bench gemm` of SUITE on one GPU into $out/bench_NAME_$tag.jsonl (at most BENCH_S s, default
+# 170), its summary line printed after NAME; PYTHONPATH, when given, chooses which plugin trees load.
+bench_gemm_on() {  # GPU SUITE NAME [PYTHONPATH]
+  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench gemm --suite "$2" \
+    --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
+}

@@ -9,11 +9,7 @@ set -u
 source benchmarks/device_prologue.sh
 export CKCORE_HEURISTIC=autotune
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-160
-python3 -c "
-import json
-rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
-with open('$out/gemm_bf16_m1024.jsonl', 'w') as f:
-    f.writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)"
+gemm_bf16_m1024 "$out/gemm_bf16_m1024.jsonl"
 timeout 280 ckcore bench gemm --suite "$out/gemm_bf16_m1024.jsonl" --out "$out/bench_gemm_bf16_m1024_autotune_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300
 timeout 250 ckcore bench gemm --suite benchmarks/suites/gemm_bias_gelu.jsonl --out "$out/bench_gemm_bias_gelu_autotune_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300
 cp "$CKCORE_CACHE_DIR"/autotune/*.json "$out/" 2>/dev/null; ls "$out"

@@ -8,19 +8,13 @@
 set -u
 source benchmarks/device_prologue.sh
 set +e
-python3 -c "
-import json
-rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
-with open('/tmp/gemm_bf16_m1024.jsonl', 'w') as f:
-    f.writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)"
+gemm_bf16_m1024 /tmp/gemm_bf16_m1024.jsonl
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-120
 PYTHONPATH=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k ckcore build gemm --workers 16 --json 2>&1 | cut -c1-120
+export BENCH_S=${BENCH_S:-200}
 run() {  # GPU NAME [PYTHONPATH]
-  for s in gemm_bf16_m1024 gemm_bias_gelu; do
-    suite=/tmp/gemm_bf16_m1024.jsonl; [ "$s" = gemm_bias_gelu ] && suite=benchmarks/suites/gemm_bias_gelu.jsonl
-    PYTHONPATH=${3:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-200}" ckcore bench gemm --suite "$suite" \
-      --out "$out/bench_${s}_$2_$tag.jsonl" 2>&1 | tail -1 | cut -c1-220 | sed "s/^/${s} $2: /"
-  done
+  bench_gemm_on "$1" /tmp/gemm_bf16_m1024.jsonl "gemm_bf16_m1024_$2" "${3:-}"
+  bench_gemm_on "$1" benchmarks/suites/gemm_bias_gelu.jsonl "gemm_bias_gelu_$2" "${3:-}"
 }
 run 0 new &
 run 1 old "$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k" &

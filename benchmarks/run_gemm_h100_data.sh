@@ -13,11 +13,7 @@ set -u
 source benchmarks/device_prologue.sh
 set +e
 mkdir -p "$out/datasets" "$out/models"
-python3 -c "
-import json
-rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
-with open('/tmp/gemm_bf16_m1024.jsonl', 'w') as f:
-    f.writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)"
+gemm_bf16_m1024 /tmp/gemm_bf16_m1024.jsonl
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-160
 new=$out/datasets/gemm_h100_new.jsonl.gz
 ckcore tune gemm --suite benchmarks/suites/gemm_h100_train.jsonl --out "$new" --devices 0,1,2,3 \
@@ -28,12 +24,8 @@ ckcore train gemm --data benchmarks/datasets/gemm_h200.jsonl.gz --data "$new" \
   --out plugins/gemm/ck_plugin_gemm/models > "$out/train_gemm.txt" 2>&1
 tail -12 "$out/train_gemm.txt"
 cp plugins/gemm/ck_plugin_gemm/models/gemm_sm_90.* "$out/models/"
-bench() {  # GPU SUITE NAME [PYTHONPATH]
-  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench gemm --suite "$2" \
-    --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
-}
-bench 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_after &
-bench 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_after &
-bench 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_before /tmp/old_gemm &
-bench 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_before /tmp/old_gemm &
+bench_gemm_on 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_after &
+bench_gemm_on 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_after &
+bench_gemm_on 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_before /tmp/old_gemm &
+bench_gemm_on 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_before /tmp/old_gemm &
 wait

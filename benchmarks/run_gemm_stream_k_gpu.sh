@@ -18,11 +18,7 @@ set -u
 source benchmarks/device_prologue.sh
 set +e
 mkdir -p "$out/datasets"
-python3 -c "
-import json
-rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
-with open('/tmp/gemm_bf16_m1024.jsonl', 'w') as f:
-    f.writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)"
+gemm_bf16_m1024 /tmp/gemm_bf16_m1024.jsonl
 cat benchmarks/suites/gemm.jsonl benchmarks/suites/gemm_epilogue_train.jsonl benchmarks/suites/gemm_h100_train.jsonl \
   > /tmp/tune_problems.jsonl
 ckcore build gemm --workers 16 --json 2>&1 | cut -c1-160
@@ -48,13 +44,9 @@ if full.startswith(old):
     print('new rows', full[len(old):].count(chr(10)))
 else:
     print('the tuned dataset does not extend the committed one: kept whole as', '$new.base')" && [ -f "$new" ] && rm -f "$new.base"
-bench() {  # GPU SUITE NAME [PYTHONPATH]
-  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench gemm --suite "$2" \
-    --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
-}
 old=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k
-bench 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_sk &
-bench 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_sk &
-bench 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_nosk "$old" &
-bench 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_nosk "$old" &
+bench_gemm_on 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_sk &
+bench_gemm_on 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_sk &
+bench_gemm_on 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_nosk "$old" &
+bench_gemm_on 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_nosk "$old" &
 wait
