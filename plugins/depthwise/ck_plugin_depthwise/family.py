@@ -10,9 +10,9 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
-from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey
+from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowFwdKey
 
-__all__ = ["DwFamily", "DwFwd", "DwBwdData", "DwBwdWeight", "FAMILIES"]
+__all__ = ["DwFamily", "DwFwd", "DwWinFwd", "DwBwdData", "DwBwdWeight", "FAMILIES", "window_loads"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -206,4 +206,57 @@ class DwBwdWeight(DwFamily):
         return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks}
 
 
-FAMILIES = (DwFwd, DwBwdData, DwBwdWeight)
+def window_loads(key: DwWindowFwdKey, taps_w: int) -> int:
+    """Input column tiles a sliding-window program loads per filter row of ``taps_w`` column
+    taps: ``key.columns`` per whole step of ``key.unroll`` taps, ``key.block_w`` per remaining
+    tap."""
+    steps, rest = divmod(taps_w, key.unroll)
+    return steps * key.columns + rest * key.block_w
+
+
+class DwWinFwd(DwFamily):
+    """Forward with a sliding window in registers (:class:`DwWindowFwdKey`): ``block_h`` output
+    rows of N·Do·Ho × ``block_w`` output columns × ``block_c`` channels per program,
+    channels-last only, for problems whose last-dimension stride and dilation equal the key's."""
+
+    name = "dw_win_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = DwWindowFwdKey
+    tensors = ("x", "w", "y")
+
+    @property
+    def template(self) -> str:
+        return "dw_win_fwd.py.j2"
+
+    def check(self, key, arch):
+        """Plus: channels-last, ``block_p`` = ``block_h`` · ``block_w``."""
+        reasons = super().check(key, arch)
+        if not key.channels_last:
+            reasons.append("sliding-window kernels are channels-last")
+        if key.block_p != key.block_h * key.block_w:
+            reasons.append(f"block_p={key.block_p} != block_h·block_w = {key.block_h * key.block_w}")
+        return reasons
+
+    def supports(self, key, p):
+        reason = super().supports(key, p)
+        if reason is None and (p.stride[-1], p.dilation[-1]) != (key.stride_w, key.dilation_w):
+            return (f"compiled for column stride {key.stride_w} and dilation {key.dilation_w}; the problem's are "
+                    f"{p.stride[-1]} and {p.dilation[-1]}")
+        return reason
+
+    def grid(self, key, p):
+        do, ho, wo = p.as_3d()["out"]
+        return (math.ceil(p.N * do * ho / key.block_h) * math.ceil(wo / key.block_w), math.ceil(p.K / key.block_c), 1)
+
+    def features(self, key):
+        """Plus the unrolled output columns ``block_w`` and the input columns of a step."""
+        return {**super().features(key), "block_w": float(key.block_w), "window_columns": float(key.columns)}
+
+    def pair_features(self, key, p, arch):
+        """Plus input column loads per FMA tile (1 for a tap-by-tap kernel)."""
+        x = p.as_3d()["filter"][2]
+        return {**super().pair_features(key, p, arch), "loads_per_tap": window_loads(key, x) / (key.block_w * x)}
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwBwdWeight)

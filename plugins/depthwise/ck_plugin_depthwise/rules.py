@@ -42,6 +42,11 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         if programs < arch.sm_count:
             memory *= arch.sm_count / programs
     taps = p.taps / math.prod(p.stride) if family.direction == "bwd_data" else p.taps  # per stride phase
+    if hasattr(key, "block_w"):  # sliding window: loop cost per input column load, not per tap
+        from .family import window_loads
+
+        d3 = p.as_3d()["filter"]
+        taps = d3[0] * d3[1] * window_loads(key, d3[2]) / key.block_w
     overhead = math.ceil(programs / arch.sm_count) * taps * 0.02e-6
     ms = (max(memory, compute) + overhead) * 1e3 + LAUNCH_MS
     # The general channel multiplier divides every channel index (no vector loads, extra

@@ -135,8 +135,40 @@ def _spatial_tiles(family, dtype, full):
     return out
 
 
+# Sliding-window forward tiles, channels-last: (block_h, block_w, block_c, num_warps), each with
+# 3, 5 and 7 column taps per step and column stride 1 and 2. Every [block_h, block_c] tile is
+# 8 elements (one 16-byte vector of a 16-bit dtype) per thread: Triton lays such loads out 8
+# contiguous channels per thread, so a smaller tile is held twice (ptxas: 168 registers for
+# 8x64 rows x channels with 4 warps, against 128 with 2). Chosen without a sweep; the dataset
+# measures every one and the model picks.
+_WINDOW = [(8, 8, 64, 2), (16, 4, 64, 4), (4, 8, 128, 2), (32, 4, 32, 4)]
+_WINDOW_STEPS = (3, 5, 7)
+_WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8, 16, 32), (4, 8), (32, 64, 128), (2, 4))
+                if bh * bc == 8 * 32 * w]
+
+
+def _window_keys(family, dtype, full):
+    """Sliding-window forward instances: every tile × taps per step × column stride (1, 2) with
+    multiplier one and ``a16``; the first tile with 3 taps per step also ``v4``, ``i32`` and
+    general-multiplier. Full: the swept tiles with dilation 1 and 2 too (multiplier one,
+    ``a16``), plus the default set's others."""
+    out = []
+    combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
+              itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, (1, 2), (1, 2) if full else (1,))]
+    combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
+               itertools.product(("a16", "v4", "i32"), (True, False), (1, 2)) if (access, m1) != ("a16", True)
+               and (m1 or access != "v4")]
+    for (bh, bw, bc, w), access, m1, steps, stride, dil in dict.fromkeys(combos):
+        out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w,
+                                  access=access, multiplier_one=m1, unroll=steps, block_h=bh, block_w=bw,
+                                  stride_w=stride, dilation_w=dil))
+    return out
+
+
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
+    if family.name == "dw_win_fwd":
+        return [k for dtype in DType for k in _window_keys(family, dtype, full) if not family.check(k, arch)]
     for dtype in DType:
         for channels_last in (True, False):
             cands = _keys(family, dtype, channels_last, full)
