@@ -13,6 +13,10 @@ OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
 CASES = {
     "mbv2_like": dict(ndim=2, N=4, G=96, C=96, K=96, spatial=[28, 28], filter=[3, 3], stride=[2, 2], pad=[1, 1], dilation=[1, 1]),
     "convnext_like": dict(ndim=2, N=2, G=64, C=64, K=128, spatial=[20, 20], filter=[7, 7], stride=[1, 1], pad=[3, 3], dilation=[1, 1]),
+    # Multiplier one, 7x7, 5x5 and 1-D 31 taps: every sliding-window tile and taps-per-step count.
+    "convnext_m1": dict(ndim=2, N=2, G=128, C=128, K=128, spatial=[17, 23], filter=[7, 7], stride=[1, 1], pad=[3, 3], dilation=[1, 1]),
+    "effnet_5x5s2": dict(ndim=2, N=2, G=64, C=64, K=64, spatial=[19, 21], filter=[5, 5], stride=[2, 2], pad=[2, 2], dilation=[1, 1]),
+    "conformer_d1": dict(ndim=1, N=5, G=64, C=64, K=64, spatial=[150], filter=[31], stride=[1], pad=[15], dilation=[1]),
     "conformer_like": dict(ndim=1, N=4, G=128, C=128, K=128, spatial=[200], filter=[31], stride=[1], pad=[15], dilation=[2]),
     "x3d_like": dict(ndim=3, N=2, G=48, C=48, K=48, spatial=[6, 14, 14], filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1]),
     # 108 channels (X3D): not 16-divisible, so the v4 instances (4-element vectors) serve it.

@@ -85,7 +85,9 @@ def test_every_default_instance(reg, op, dtype, cl):
             side = max(16, -(-int((split * inst.key.block_p) ** 0.5) // 16) * 16)
         # Split instances need split blocks of pixels: a 1x1 filter keeps them cheap here.
         filt, pad = (1, 0) if split > 1 else (3, 1)
-        fields = dw_case(2, 1, 32, 1, (side, side if cl else 16 * max(1, side // 16)), filt, pad=pad)
+        # Sliding-window instances are compiled for one column stride.
+        fields = dw_case(2, 1, 32, 1, (side, side if cl else 16 * max(1, side // 16)), filt, pad=pad,
+                         stride=getattr(inst.key, "stride_w", 1))
         p = reg.problem(op, **fields, dtype=dtype, layout=layout(2, cl))
         assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
@@ -108,11 +110,11 @@ def test_select_explains_which_family_won(reg, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("CKCORE_CACHE_DIR", str(tmp_path))
     assert main(["select", "grouped_conv_fwd", "--problem", json.dumps(SUITE_ROW), "--explain"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("dw_fwd_")  # the chosen instance names its family
+    assert out[0].startswith(("dw_fwd_", "dw_win_fwd_"))  # the chosen instance names its family
     assert any(line.startswith("reason: lightgbm") for line in out)
-    # Both families compete for a depthwise problem; the direct kernel ranks first.
+    # The families compete for a depthwise problem; a direct kernel ranks first.
     ranked = [r.instance.family for r in reg.select(reg.catalog.op("grouped_conv_fwd").problem(**SUITE_ROW)).ranked]
-    assert ranked[0] == "dw_fwd" and "conv_fwd" in ranked
+    assert ranked[0] in ("dw_fwd", "dw_win_fwd") and {"conv_fwd", "dw_fwd", "dw_win_fwd"} <= set(ranked)
 
 
 def test_without_this_plugin_grouped_conv_still_computes(tmp_path):
@@ -350,3 +352,47 @@ def test_backward_weight_spatial_tiles(tmp_path, case, dtype, access):
     p = r.problem("grouped_conv_bwd_weight", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     assert r.family(inst).supports(inst.key, p) is None
     assert_matches_reference(r, "grouped_conv_bwd_weight", p, instance=inst.name, interpret=True)
+
+
+WINDOW_CASES = {
+    "1d_k31": (dw_case(1, 3, 16, 1, 45, 31, pad=15), 7),
+    "1d_k5s2m2": (dw_case(1, 2, 16, 2, 23, 5, stride=2, pad=2), 3),
+    "2d_k1": (dw_case(2, 2, 16, 1, (6, 7), 1), 3),
+    "2d_k3": (dw_case(2, 2, 16, 1, (9, 11), 3, pad=1), 3),
+    "2d_k3s2m2": (dw_case(2, 1, 16, 2, (9, 12), 3, stride=2, pad=1), 3),
+    "2d_k5d2": (dw_case(2, 1, 16, 1, (10, 9), 5, pad=2, dilation=2), 3),
+    "2d_k7": (dw_case(2, 1, 16, 1, (9, 13), 7, pad=3), 7),
+    "2d_k7_t5": (dw_case(2, 1, 16, 1, (9, 13), 7, pad=3), 5),
+    "2d_1x11": (dw_case(2, 1, 16, 1, (6, 14), (1, 11), pad=(0, 5)), 5),
+    "3d_k3s2": (dw_case(3, 1, 16, 1, (4, 5, 6), 3, stride=(1, 2, 2), pad=1), 3),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(WINDOW_CASES))
+def test_sliding_window_forward(tmp_path, case, dtype):
+    """dw_win_fwd against the reference: 1-D, 2-D, 3-D, filters 1-31 (taps per step dividing
+    the filter width, or leaving 1-3 taps to the one-at-a-time remainder), column stride and
+    dilation 2 compiled in, multiplier 1 and 2; small tiles (4 output columns) so several column
+    blocks, ragged edges and padding are crossed."""
+    fields, steps = WINDOW_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_win_fwd", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
+                                "block_c": 16, "num_warps": 1, "access": "i32", "multiplier_one": fields["K"] == fields["G"],
+                                "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
+    p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True, seed=len(case))
+
+
+def test_sliding_window_refuses_other_strides_and_layouts(reg):
+    op = "grouped_conv_fwd"
+    win = [i for i in reg.of_op(op) if i.family == "dw_win_fwd" and i.key.dtype.value == "bf16"]
+    assert win and all(i.key.channels_last for i in win)
+    p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, stride=3, pad=1), dtype="bf16", layout="nhwgc")
+    assert all("column stride" in reg.family(i).supports(i.key, p) for i in win)
+    p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, pad=1), dtype="bf16", layout="ngchw")
+    assert all("channels-last kernel" in reg.family(i).supports(i.key, p) for i in win)
+    with pytest.raises(Exception, match="block_p=32 != block_h"):
+        reg.add("dw_win_fwd", {"dtype": "bf16", "channels_last": True, "block_p": 32, "block_h": 4, "block_w": 4,
+                               "block_c": 16, "num_warps": 1, "access": "i32"})
