@@ -10,9 +10,9 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
-from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowFwdKey
+from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowFwdKey, DwWindowKey
 
-__all__ = ["DwFamily", "DwFwd", "DwWinFwd", "DwBwdData", "DwBwdWeight", "FAMILIES", "window_loads"]
+__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "window_loads"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -206,7 +206,7 @@ class DwBwdWeight(DwFamily):
         return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks}
 
 
-def window_loads(key: DwWindowFwdKey, taps_w: int) -> int:
+def window_loads(key: DwWindowKey, taps_w: int) -> int:
     """Input column tiles a sliding-window program loads per filter row of ``taps_w`` column
     taps: ``key.columns`` per whole step of ``key.unroll`` taps, ``key.block_w`` per remaining
     tap."""
@@ -214,22 +214,16 @@ def window_loads(key: DwWindowFwdKey, taps_w: int) -> int:
     return steps * key.columns + rest * key.block_w
 
 
-class DwWinFwd(DwFamily):
-    """Forward with a sliding window in registers (:class:`DwWindowFwdKey`): ``block_h`` output
-    rows of N·Do·Ho × ``block_w`` output columns × ``block_c`` channels per program,
-    channels-last only, for problems whose last-dimension stride and dilation equal the key's."""
-
-    name = "dw_win_fwd"
-    op = "grouped_conv_fwd"
-    direction = "fwd"
-    key_cls = DwWindowFwdKey
-    tensors = ("x", "w", "y")
+class DwWindow(DwFamily):
+    """Sliding-window kernels (:class:`DwWindowKey`): ``block_h`` output rows × ``block_w``
+    output columns × ``block_c`` channels per program, channels-last only, for problems whose
+    last-dimension stride and dilation equal the key's."""
 
     @property
     def template(self) -> str:
-        return "dw_win_fwd.py.j2"
+        return f"dw_win_{self.direction}.py.j2"
 
-    def check(self, key, arch):
+    def check(self, key: DwWindowKey, arch):
         """Plus: channels-last, ``block_p`` = ``block_h`` · ``block_w``."""
         reasons = super().check(key, arch)
         if not key.channels_last:
@@ -245,18 +239,56 @@ class DwWinFwd(DwFamily):
                     f"{p.stride[-1]} and {p.dilation[-1]}")
         return reason
 
+    def _plane(self, p) -> tuple[int, int, int]:
+        """The (depth, height, width) plane a program's rows and columns tile."""
+        return p.as_3d()["out"]
+
     def grid(self, key, p):
-        do, ho, wo = p.as_3d()["out"]
-        return (math.ceil(p.N * do * ho / key.block_h) * math.ceil(wo / key.block_w), math.ceil(p.K / key.block_c), 1)
+        d, h, w = self._plane(p)
+        chans = p.K if self.direction == "fwd" else p.C
+        return (math.ceil(p.N * d * h / key.block_h) * math.ceil(w / key.block_w), math.ceil(chans / key.block_c), 1)
 
     def features(self, key):
-        """Plus the unrolled output columns ``block_w`` and the input columns of a step."""
+        """Plus the unrolled output columns ``block_w`` and the source columns of a step."""
         return {**super().features(key), "block_w": float(key.block_w), "window_columns": float(key.columns)}
 
     def pair_features(self, key, p, arch):
-        """Plus input column loads per FMA tile (1 for a tap-by-tap kernel)."""
+        """Plus source column loads per FMA tile (1 for a tap-by-tap kernel)."""
         x = p.as_3d()["filter"][2]
         return {**super().pair_features(key, p, arch), "loads_per_tap": window_loads(key, x) / (key.block_w * x)}
 
 
-FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwBwdWeight)
+class DwWinFwd(DwWindow):
+    """Forward: output rows of N·Do·Ho; output channel k reads input channel k // Kg."""
+
+    name = "dw_win_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = DwWindowFwdKey
+    tensors = ("x", "w", "y")
+
+
+class DwWinBwdData(DwWindow):
+    """Backward-data, unit stride, multiplier one: rows of N·D·H of dx, the forward of dy with
+    the filter flipped."""
+
+    name = "dw_win_bwd_data"
+    op = "grouped_conv_bwd_data"
+    direction = "bwd_data"
+    key_cls = DwWindowBwdDataKey
+    tensors = ("dy", "w", "dx")
+
+    def check(self, key, arch):
+        reasons = super().check(key, arch)
+        if not key.multiplier_one or key.stride_w != 1:
+            reasons.append("backward-data sliding windows are multiplier-one, column stride 1")
+        return reasons
+
+    def supports(self, key, p):
+        return unit_stride_reason(key, p) or super().supports(key, p)
+
+    def _plane(self, p):
+        return p.as_3d()["spatial"]
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight)

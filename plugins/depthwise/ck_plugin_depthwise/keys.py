@@ -10,7 +10,7 @@ from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 from ck_plugin_grouped_conv.keys import Access, access_in
 
-__all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowFwdKey"]
+__all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey", "DwWindowBwdDataKey"]
 
 
 @attrs.frozen(kw_only=True)
@@ -116,30 +116,51 @@ class DwBwdWeightKey(DwSpatialKey):
 
 
 @attrs.frozen(kw_only=True)
-class DwWindowFwdKey(DwKey):
-    """A sliding-window forward kernel (templates/dw_win_fwd.py.j2, channels-last): a program
-    owns ``block_h`` output rows (of N·Do·Ho, a tensor dimension) × ``block_w`` consecutive output
-    columns (unrolled in the rendered kernel, one accumulator tile each) × ``block_c`` channels;
-    ``block_p`` = ``block_h`` · ``block_w``. For each filter row, a step of ``unroll`` column taps
-    loads each input column it touches once and accumulates every (output column, tap) pair that
-    reads it: (block_w - 1) · stride_w + (unroll - 1) · dilation_w + 1 loads for
-    block_w · unroll FMA tiles. The column stride and dilation are compiled in and must equal the
-    problem's (``_sw{stride_w}d{dilation_w}``); ``_x{block_w}`` names the column count."""
+class DwWindowKey(DwKey):
+    """A sliding-window kernel (templates/dw_win.j2, channels-last): a program owns ``block_h``
+    output rows (of N·depth·height of the output plane: y's forward, dx's backward-data; a tensor
+    dimension) × ``block_w`` consecutive output columns (unrolled in the rendered kernel, one
+    accumulator tile each) × ``block_c`` channels; ``block_p`` = ``block_h`` · ``block_w``. For
+    each filter row, a step of ``unroll`` column taps loads each source column it touches once and
+    accumulates every (output column, tap) pair that reads it: (block_w - 1) · stride_w +
+    (unroll - 1) · dilation_w + 1 loads for block_w · unroll FMA tiles. The column stride and
+    dilation are compiled in and must equal the problem's (``_sw{stride_w}d{dilation_w}``);
+    ``_x{block_w}`` names the column count. ``unroll_rows`` (``_r{n}``): the filter-row loop
+    unrolled n times (Triton's ``loop_unroll_factor``), so the loads of n filter rows can be in
+    flight together."""
 
-    direction: ClassVar[str] = "fwd"
     block_h: int = attrs.field(default=4, validator=power_of_two_in(1, 1024))
     block_w: int = attrs.field(default=8, validator=power_of_two_in(1, 32))
     stride_w: int = attrs.field(default=1, validator=int_in(1, 4))
     dilation_w: int = attrs.field(default=1, validator=int_in(1, 4))
+    unroll_rows: int = attrs.field(default=1, validator=int_in(1, 8))
 
     @property
     def name(self) -> str:
-        return super().name.replace("dw_fwd_", "dw_win_fwd_", 1)
+        return super().name.replace(f"dw_{self.direction}_", f"dw_win_{self.direction}_", 1)
 
     @property
     def columns(self) -> int:
-        """Input columns one full step of ``unroll`` taps loads."""
+        """Source columns one full step of ``unroll`` taps loads."""
         return (self.block_w - 1) * self.stride_w + (self.unroll - 1) * self.dilation_w + 1
 
     def _suffix(self) -> str:
-        return f"_h{self.block_h}_x{self.block_w}_sw{self.stride_w}d{self.dilation_w}"
+        rows = f"_r{self.unroll_rows}" if self.unroll_rows > 1 else ""
+        return f"_h{self.block_h}_x{self.block_w}_sw{self.stride_w}d{self.dilation_w}{rows}"
+
+
+@attrs.frozen(kw_only=True)
+class DwWindowFwdKey(DwWindowKey):
+    direction: ClassVar[str] = "fwd"
+
+
+@attrs.frozen(kw_only=True)
+class DwWindowBwdDataKey(DwWindowKey):
+    """Backward-data: unit stride in every dimension and multiplier one (the forward of dy with
+    the filter flipped)."""
+
+    direction: ClassVar[str] = "bwd_data"
+
+    @property
+    def unit_stride(self) -> bool:
+        return True

@@ -135,39 +135,41 @@ def _spatial_tiles(family, dtype, full):
     return out
 
 
-# Sliding-window forward tiles, channels-last: (block_h, block_w, block_c, num_warps), each with
-# 3, 5 and 7 column taps per step and column stride 1 and 2. Every [block_h, block_c] tile is
-# 8 elements (one 16-byte vector of a 16-bit dtype) per thread: Triton lays such loads out 8
-# contiguous channels per thread, so a smaller tile is held twice (ptxas: 168 registers for
-# 8x64 rows x channels with 4 warps, against 128 with 2). Chosen without a sweep; the dataset
-# measures every one and the model picks.
-_WINDOW = [(8, 8, 64, 2), (16, 4, 64, 4), (4, 8, 128, 2), (32, 4, 32, 4)]
+# Sliding-window tiles, channels-last: (block_h, block_w, block_c, num_warps), each with 3, 5 and 7
+# column taps per step (and, forward, column stride 1 and 2). Every [block_h, block_c] tile is 8
+# elements (one 16-byte vector of a 16-bit dtype) per thread: Triton lays such loads out 8
+# contiguous channels per thread, so a smaller tile is held twice (ptxas: 168 registers for 8x64
+# rows x channels with 4 warps, against 128 with 2). From a sweep of 256 bf16 forward instances on
+# the suite's 18 bf16 depthwise rows (H200, benchmarks/run_dw_window_sweep.sh,
+# benchmarks/results/dw_window_sweep_h200.jsonl.gz): the best instance of 14 rows had 2 warps (4 warps:
+# 0.965 of the best, 8 warps: 0.852, geomean), num_stages 3 and unrolling the filter-row loop gained
+# under 0.2%; the first two tiles here were best on 10 rows.
+_WINDOW = [(8, 4, 64, 2), (16, 8, 32, 2), (8, 8, 64, 2), (4, 8, 128, 2), (16, 8, 64, 4)]
 _WINDOW_STEPS = (3, 5, 7)
 _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8, 16, 32), (4, 8), (32, 64, 128), (2, 4))
                 if bh * bc == 8 * 32 * w]
 
 
 def _window_keys(family, dtype, full):
-    """Sliding-window forward instances: every tile × taps per step × column stride (1, 2) with
-    multiplier one and ``a16``; the first tile with 3 taps per step also ``v4``, ``i32`` and
-    general-multiplier. Full: the swept tiles with dilation 1 and 2 too (multiplier one,
-    ``a16``), plus the default set's others."""
-    out = []
+    """Sliding-window instances: every tile × taps per step (× forward column stride 1, 2) with
+    multiplier one and ``a16``; the first tile with 3 taps per step also ``v4`` and ``i32``
+    (forward: and general-multiplier). Full: the swept tiles with dilation 1 and 2 too
+    (multiplier one, ``a16``), plus the default set's others."""
+    fwd = family.direction == "fwd"
+    strides = (1, 2) if fwd else (1,)
     combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
-              itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, (1, 2), (1, 2) if full else (1,))]
+              itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, strides, (1, 2) if full else (1,))]
     combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
-               itertools.product(("a16", "v4", "i32"), (True, False), (1, 2)) if (access, m1) != ("a16", True)
-               and (m1 or access != "v4")]
-    for (bh, bw, bc, w), access, m1, steps, stride, dil in dict.fromkeys(combos):
-        out.append(family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w,
-                                  access=access, multiplier_one=m1, unroll=steps, block_h=bh, block_w=bw,
-                                  stride_w=stride, dilation_w=dil))
-    return out
+               itertools.product(("a16", "v4", "i32"), (True, False), strides) if (access, m1) != ("a16", True)
+               and (m1 or (fwd and access != "v4"))]
+    return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access=access,
+                           multiplier_one=m1, unroll=steps, block_h=bh, block_w=bw, stride_w=stride, dilation_w=dil)
+            for (bh, bw, bc, w), access, m1, steps, stride, dil in dict.fromkeys(combos)]
 
 
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
-    if family.name == "dw_win_fwd":
+    if family.name.startswith("dw_win_"):
         return [k for dtype in DType for k in _window_keys(family, dtype, full) if not family.check(k, arch)]
     for dtype in DType:
         for channels_last in (True, False):

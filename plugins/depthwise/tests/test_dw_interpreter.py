@@ -370,19 +370,38 @@ WINDOW_CASES = {
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", sorted(WINDOW_CASES))
-def test_sliding_window_forward(tmp_path, case, dtype):
-    """dw_win_fwd against the reference: 1-D, 2-D, 3-D, filters 1-31 (taps per step dividing
-    the filter width, or leaving 1-3 taps to the one-at-a-time remainder), column stride and
-    dilation 2 compiled in, multiplier 1 and 2; small tiles (4 output columns) so several column
-    blocks, ragged edges and padding are crossed."""
+@pytest.mark.parametrize("op", OPS[:2])
+def test_sliding_window(tmp_path, op, case, dtype):
+    """dw_win_fwd and dw_win_bwd_data against the reference: 1-D, 2-D, 3-D, filters 1-31 (taps per
+    step dividing the filter width, or leaving 1-3 taps to the one-at-a-time remainder), column
+    dilation 2 compiled in; forward also column stride 2 and multiplier 2 (backward-data windows
+    are unit-stride, multiplier one: those cases check that they refuse). Small tiles (4 output
+    columns) so several column blocks, ragged edges and padding are crossed."""
     fields, steps = WINDOW_CASES[case]
+    fwd = op == "grouped_conv_fwd"
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
-    inst = r.add("dw_win_fwd", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
+    unit = all(s == 1 for s in fields["stride"]) and fields["K"] == fields["G"]
+    if not fwd and not unit:
+        fields = {**fields, "stride": [1] * fields["ndim"], "K": fields["G"]}
+    inst = r.add("dw_win_" + op[len("grouped_conv_"):], {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
                                 "block_c": 16, "num_warps": 1, "access": "i32", "multiplier_one": fields["K"] == fields["G"],
                                 "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
-    p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     assert r.family(inst).supports(inst.key, p) is None
-    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True, seed=len(case))
+    assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
+
+
+def test_backward_data_window_refuses_strides_and_multipliers(reg):
+    op = "grouped_conv_bwd_data"
+    win = [i for i in reg.of_op(op) if i.family == "dw_win_bwd_data" and i.key.dtype.value == "bf16"]
+    assert win and all(i.key.multiplier_one and i.key.stride_w == 1 for i in win)
+    p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, stride=(2, 1), pad=1), dtype="bf16", layout="nhwgc")
+    assert all("unit-stride kernel" in reg.family(i).supports(i.key, p) for i in win)
+    p = reg.problem(op, **dw_case(2, 1, 32, 2, (9, 9), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert all("K/G = 2" in reg.family(i).supports(i.key, p) for i in win)
+    with pytest.raises(Exception, match="multiplier-one, column stride 1"):
+        reg.add("dw_win_bwd_data", {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
+                                    "block_c": 16, "num_warps": 1, "access": "i32", "stride_w": 2, "multiplier_one": True})
 
 
 def test_sliding_window_refuses_other_strides_and_layouts(reg):

@@ -1,0 +1,45 @@
+"""Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best swept
+instance, the best default-set instance, and the best with each value of num_stages, unroll_rows,
+block_w and num_warps (µs); then the geomean of each of those against the best swept.
+usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz"""
+
+import collections
+import gzip
+import json
+import math
+import sys
+
+from ckcore import Registry
+
+
+def main(path):
+    reg = Registry("sm_90")
+    reg.declare("grouped_conv_fwd", "default")
+    default = {i.name for i in reg.of_op("grouped_conv_fwd")}
+    by = collections.defaultdict(list)
+    for line in gzip.open(path, "rt"):
+        r = json.loads(line)
+        if r["status"] == "ok":
+            by[r["problem_name"]].append(r)
+    fields = ("num_stages", "unroll_rows", "block_w", "num_warps")
+    ratios = collections.defaultdict(list)
+    for name, rs in sorted(by.items()):
+        best = min(rs, key=lambda r: r["time_ms"])
+        d = [r for r in rs if r["instance"] in default]
+        cells = []
+        if d:
+            bd = min(d, key=lambda r: r["time_ms"])
+            ratios["default"].append(best["time_ms"] / bd["time_ms"])
+            cells.append(f"default {bd['time_ms'] * 1e3:6.1f}")
+        for f in fields:
+            for v in sorted({r["key"][f] for r in rs}):
+                sub = [r for r in rs if r["key"][f] == v]
+                t = min(r["time_ms"] for r in sub)
+                ratios[f"{f}={v}"].append(best["time_ms"] / t)
+        print(f"{name[17:80]:64s} best {best['time_ms'] * 1e3:6.1f} {best['instance'][11:]:52s} " + " ".join(cells))
+    for k, v in ratios.items():
+        print(f"{k:16s} geomean of best / best-with: {math.exp(sum(map(math.log, v)) / len(v)):.3f} ({len(v)} rows)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
