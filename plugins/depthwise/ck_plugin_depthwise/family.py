@@ -258,34 +258,25 @@ class DwWindow(DwFamily):
         return {**super().pair_features(key, p, arch), "loads_per_tap": window_loads(key, x) / (key.block_w * x)}
 
 
-class DwWinFwd(DwWindow):
+class DwWinFwd(DwWindow, DwFwd):
     """Forward: output rows of N·Do·Ho; output channel k reads input channel k // Kg."""
 
     name = "dw_win_fwd"
-    op = "grouped_conv_fwd"
-    direction = "fwd"
     key_cls = DwWindowFwdKey
-    tensors = ("x", "w", "y")
 
 
-class DwWinBwdData(DwWindow):
-    """Backward-data, unit stride, multiplier one: rows of N·D·H of dx, the forward of dy with
-    the filter flipped."""
+class DwWinBwdData(DwWindow, DwBwdData):
+    """Backward-data, unit stride (:class:`DwBwdData`'s ``supports``), multiplier one: rows of
+    N·D·H of dx, the forward of dy with the filter flipped."""
 
     name = "dw_win_bwd_data"
-    op = "grouped_conv_bwd_data"
-    direction = "bwd_data"
     key_cls = DwWindowBwdDataKey
-    tensors = ("dy", "w", "dx")
 
     def check(self, key, arch):
         reasons = super().check(key, arch)
         if not key.multiplier_one or key.stride_w != 1:
             reasons.append("backward-data sliding windows are multiplier-one, column stride 1")
         return reasons
-
-    def supports(self, key, p):
-        return unit_stride_reason(key, p) or super().supports(key, p)
 
     def _plane(self, p):
         return p.as_3d()["spatial"]
