@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Nsight Compute on sliding-window depthwise forward instances (dw_win_fwd) on two memory-bound
 # 3x3 suite rows (MobileNetV2 dw32 at 112x112 and dw144 at 56x56, bf16), next to the tap-by-tap
-# spatial tile they replaced; report as text in $OUT/dw_window_ncu.txt, key lines printed.
+# spatial tile they replaced; report as text in $OUT/dw_window_ncu.txt (rewritten), key lines printed.
+# Written in the eleventh session and not yet run (its device time ran out).
 # usage (device machine, repository root): OUT=DIR bash benchmarks/dw_window_ncu.sh
 set -u
 source benchmarks/ncu_env.sh
+: > $OUT/dw_window_ncu.txt
 p32='{"ndim":2,"N":32,"G":32,"C":32,"K":32,"spatial":[112,112],"filter":[3,3],"stride":[1,1],"pad":[1,1],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 p144='{"ndim":2,"N":32,"G":144,"C":144,"K":144,"spatial":[56,56],"filter":[3,3],"stride":[1,1],"pad":[1,1],"dilation":[1,1],"dtype":"bf16","layout":"nhwgc"}'
 inst="dw_win_fwd_bf16_cl_p128xc32_w2_s1_h16_x8_sw1d1_m1_t3_a16 dw_win_fwd_bf16_cl_p32xc64_w2_s1_h8_x4_sw1d1_m1_t3_a16 dw_fwd_bf16_cl_p128xc32_w4_s1_h2_m1_a16"

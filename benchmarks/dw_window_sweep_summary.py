@@ -1,5 +1,5 @@
-"""Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best swept
-instance, the best default-set instance, and the best with each value of num_stages, unroll_rows,
+"""Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best
+instance measured (swept, or of the default set the script adds), the best default-set instance, and the best with each value of num_stages, unroll_rows,
 block_w and num_warps (µs); then the geomean of each of those against the best swept.
 usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz"""
 

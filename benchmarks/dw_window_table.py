@@ -23,7 +23,7 @@ def main(tune_path, bench_path):
     print(f"{'row':28s} {'cuDNN':>7s} {'pick':>7s} " + " ".join(f"{f:>10s}" for f in families) + "  best window instance")
     for line in open(bench_path):
         r = json.loads(line)
-        if r.get("kind") != "result":
+        if r.get("kind") != "result" or not r.get("ckcore_ms") or not r.get("torch_ms"):
             continue
         torch_us, pick_us = r["torch_ms"] * 1e3, r["ckcore_ms"] * 1e3
         ratios["pick"].append(torch_us / pick_us)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The sliding-window depthwise forward family (dw_win_fwd) against the tap-by-tap one (dw_fwd)
 # and cuDNN, in one device call (repository root): `ckcore tune` of every default channels-last
-# instance of both families on the depthwise rows (C/G = 1) of the public conv suite (each row
+# fp16 and bf16 instance of both families on the depthwise rows (C/G = 1) of the public conv suite (each row
 # validated against a float64 recomputation), then `ckcore bench` of the same rows (cuDNN through
 # torch, and the shipped model's pick), then a per-row table: cuDNN, the pick, the best dw_fwd and
 # the best dw_win_fwd instance. Results go to OUT.

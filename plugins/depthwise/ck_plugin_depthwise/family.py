@@ -1,6 +1,7 @@
-"""The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight``: they serve
-the grouped convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with
-the same kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
+"""The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight`` (tap by tap),
+and the sliding-window families ``dw_win_fwd`` and ``dw_win_bwd_data``: they serve the grouped
+convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with the same
+kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_ph
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowFwdKey, DwWindowKey
 
-__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "window_loads"]
+__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "MAX_WINDOW_COLUMNS", "window_loads"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -206,6 +207,11 @@ class DwBwdWeight(DwFamily):
         return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks}
 
 
+MAX_WINDOW_COLUMNS = 32
+"""Most source column loads one step of a sliding-window kernel may unroll (the default sets
+reach 21: 8 columns at stride 2 with 7 taps)."""
+
+
 def window_loads(key: DwWindowKey, taps_w: int) -> int:
     """Input column tiles a sliding-window program loads per filter row of ``taps_w`` column
     taps: ``key.columns`` per whole step of ``key.unroll`` taps, ``key.block_w`` per remaining
@@ -224,12 +230,13 @@ class DwWindow(DwFamily):
         return f"dw_win_{self.direction}.py.j2"
 
     def check(self, key: DwWindowKey, arch):
-        """Plus: channels-last, ``block_p`` = ``block_h`` · ``block_w``."""
+        """Plus (channels-last comes with ``block_h``): ``block_p`` = ``block_h`` · ``block_w``,
+        and at most :data:`MAX_WINDOW_COLUMNS` unrolled column loads per step (compile time)."""
         reasons = super().check(key, arch)
-        if not key.channels_last:
-            reasons.append("sliding-window kernels are channels-last")
         if key.block_p != key.block_h * key.block_w:
             reasons.append(f"block_p={key.block_p} != block_h·block_w = {key.block_h * key.block_w}")
+        if key.columns > MAX_WINDOW_COLUMNS:
+            reasons.append(f"{key.columns} column loads per step > {MAX_WINDOW_COLUMNS}")
         return reasons
 
     def supports(self, key, p):
@@ -253,7 +260,8 @@ class DwWindow(DwFamily):
         return {**super().features(key), "block_w": float(key.block_w), "window_columns": float(key.columns)}
 
     def pair_features(self, key, p, arch):
-        """Plus source column loads per FMA tile (1 for a tap-by-tap kernel)."""
+        """Plus ``loads_per_tap``: source column loads per FMA tile over the filter width (a
+        tap-by-tap kernel would have 1; those families do not emit it)."""
         x = p.as_3d()["filter"][2]
         return {**super().pair_features(key, p, arch), "loads_per_tap": window_loads(key, x) / (key.block_w * x)}
 
@@ -273,9 +281,10 @@ class DwWinBwdData(DwWindow, DwBwdData):
     key_cls = DwWindowBwdDataKey
 
     def check(self, key, arch):
+        """Plus column stride 1 (multiplier one comes with ``block_h``)."""
         reasons = super().check(key, arch)
-        if not key.multiplier_one or key.stride_w != 1:
-            reasons.append("backward-data sliding windows are multiplier-one, column stride 1")
+        if key.stride_w != 1:
+            reasons.append(f"stride_w={key.stride_w}: backward-data sliding windows are column stride 1")
         return reasons
 
     def _plane(self, p):

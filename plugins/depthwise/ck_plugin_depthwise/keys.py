@@ -122,8 +122,9 @@ class DwWindowKey(DwKey):
     dimension) × ``block_w`` consecutive output columns (unrolled in the rendered kernel, one
     accumulator tile each) × ``block_c`` channels; ``block_p`` = ``block_h`` · ``block_w``. For
     each filter row, a step of ``unroll`` column taps loads each source column it touches once and
-    accumulates every (output column, tap) pair that reads it: (block_w - 1) · stride_w +
-    (unroll - 1) · dilation_w + 1 loads for block_w · unroll FMA tiles. The column stride and
+    accumulates every (output column, tap) pair that reads it: :attr:`columns` loads (at most
+    (block_w - 1) · stride_w + (unroll - 1) · dilation_w + 1) for block_w · unroll FMA tiles. No
+    ``generic`` access: problems beyond 32-bit offsets go to the tap-by-tap families. The column stride and
     dilation are compiled in and must equal the problem's (``_sw{stride_w}d{dilation_w}``);
     ``_x{block_w}`` names the column count. ``unroll_rows`` (``_r{n}``): the filter-row loop
     unrolled n times (Triton's ``loop_unroll_factor``), so the loads of n filter rows can be in
@@ -141,8 +142,9 @@ class DwWindowKey(DwKey):
 
     @property
     def columns(self) -> int:
-        """Source columns one full step of ``unroll`` taps loads."""
-        return (self.block_w - 1) * self.stride_w + (self.unroll - 1) * self.dilation_w + 1
+        """Source columns one full step of ``unroll`` taps loads: the distinct j · stride_w +
+        f · dilation_w over output columns j and taps f of the step."""
+        return len({j * self.stride_w + f * self.dilation_w for j in range(self.block_w) for f in range(self.unroll)})
 
     def _suffix(self) -> str:
         rows = f"_r{self.unroll_rows}" if self.unroll_rows > 1 else ""

@@ -16,6 +16,8 @@ import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
 
+from .keys import DwWindowKey
+
 __all__ = ["estimate_ms"]
 
 LAUNCH_MS = 0.004
@@ -42,7 +44,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
         if programs < arch.sm_count:
             memory *= arch.sm_count / programs
     taps = p.taps / math.prod(p.stride) if family.direction == "bwd_data" else p.taps  # per stride phase
-    if hasattr(key, "block_w"):  # sliding window: loop cost per input column load, not per tap
+    if isinstance(key, DwWindowKey):  # sliding window: loop cost per source column load, not per tap
         from .family import window_loads
 
         d3 = p.as_3d()["filter"]

@@ -2,7 +2,8 @@
 dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in pixels, and
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
-backward-weight with 3 or 7 taps per pass, and spatial patches) and ``full`` (a
+backward-weight with 3 or 7 taps per pass, and spatial patches; sliding windows for
+channels-last forward and unit-stride multiplier-one backward-data) and ``full`` (a
 sweep)."""
 
 from __future__ import annotations
@@ -141,11 +142,13 @@ def _spatial_tiles(family, dtype, full):
 # contiguous channels per thread, so a smaller tile is held twice (ptxas: 168 registers for 8x64
 # rows x channels with 4 warps, against 128 with 2). From a sweep of 256 bf16 forward instances on
 # the suite's 18 bf16 depthwise rows (H200, benchmarks/run_dw_window_sweep.sh,
-# benchmarks/results/dw_window_sweep_h200.jsonl.gz): the best instance of 14 rows had 2 warps (4 warps:
-# 0.965 of the best, 8 warps: 0.852, geomean), num_stages 3 and unrolling the filter-row loop gained
-# under 0.2%; the first two tiles here were best on 10 rows.
+# benchmarks/results/dw_window_sweep_h200.jsonl.gz; 17 rows, x3d.dw108's 108 channels take no a16
+# instance): the best swept instance of 15 rows had 2 warps (the best with 4 warps: 0.965 of the
+# best, with 8: 0.852, geomean), num_stages 3 and unrolling the filter-row loop changed the best
+# by under 0.2%; the first two tiles here were best on 11 rows.
 _WINDOW = [(8, 4, 64, 2), (16, 8, 32, 2), (8, 8, 64, 2), (4, 8, 128, 2), (16, 8, 64, 4)]
 _WINDOW_STEPS = (3, 5, 7)
+# Full: the 2- and 4-warp tiles of 8 elements per thread (the sweep's 8-warp tiles lost).
 _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8, 16, 32), (4, 8), (32, 64, 128), (2, 4))
                 if bh * bc == 8 * 32 * w]
 

@@ -355,6 +355,7 @@ def test_backward_weight_spatial_tiles(tmp_path, case, dtype, access):
 
 
 WINDOW_CASES = {
+    "2d_k3_c12": (dw_case(2, 2, 12, 1, (7, 10), 3, pad=1), 3),
     "1d_k31": (dw_case(1, 3, 16, 1, 45, 31, pad=15), 7),
     "1d_k5s2m2": (dw_case(1, 2, 16, 2, 23, 5, stride=2, pad=2), 3),
     "2d_k1": (dw_case(2, 2, 16, 1, (6, 7), 1), 3),
@@ -375,8 +376,9 @@ def test_sliding_window(tmp_path, op, case, dtype):
     """dw_win_fwd and dw_win_bwd_data against the reference: 1-D, 2-D, 3-D, filters 1-31 (taps per
     step dividing the filter width, or leaving 1-3 taps to the one-at-a-time remainder), column
     dilation 2 compiled in; forward also column stride 2 and multiplier 2 (backward-data windows
-    are unit-stride, multiplier one: those cases check that they refuse). Small tiles (4 output
-    columns) so several column blocks, ragged edges and padding are crossed."""
+    are unit-stride, multiplier one: for them those cases run with stride 1 and multiplier one;
+    the refusals are tested below). Small tiles (4 output columns) so several column blocks,
+    ragged edges and padding are crossed."""
     fields, steps = WINDOW_CASES[case]
     fwd = op == "grouped_conv_fwd"
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
@@ -384,7 +386,9 @@ def test_sliding_window(tmp_path, op, case, dtype):
     if not fwd and not unit:
         fields = {**fields, "stride": [1] * fields["ndim"], "K": fields["G"]}
     inst = r.add("dw_win_" + op[len("grouped_conv_"):], {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
-                                "block_c": 16, "num_warps": 1, "access": "i32", "multiplier_one": fields["K"] == fields["G"],
+                                "block_c": 16, "num_warps": 1, "multiplier_one": fields["K"] == fields["G"],
+                                # 12 channels: v4 (the row offset hinted whole), else 32-bit offsets
+                                "access": "v4" if fields["C"] % 16 else "i32",
                                 "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
     p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     assert r.family(inst).supports(inst.key, p) is None
@@ -399,7 +403,7 @@ def test_backward_data_window_refuses_strides_and_multipliers(reg):
     assert all("unit-stride kernel" in reg.family(i).supports(i.key, p) for i in win)
     p = reg.problem(op, **dw_case(2, 1, 32, 2, (9, 9), 3, pad=1), dtype="bf16", layout="nhwgc")
     assert all("K/G = 2" in reg.family(i).supports(i.key, p) for i in win)
-    with pytest.raises(Exception, match="multiplier-one, column stride 1"):
+    with pytest.raises(Exception, match="backward-data sliding windows are column stride 1"):
         reg.add("dw_win_bwd_data", {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
                                     "block_c": 16, "num_warps": 1, "access": "i32", "stride_w": 2, "multiplier_one": True})
 
