@@ -13,7 +13,7 @@ from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_ph
 
 from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowFwdKey, DwWindowKey
 
-__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "MAX_WINDOW_COLUMNS", "window_loads"]
+__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "MAX_WINDOW_COLUMNS"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -212,14 +212,6 @@ MAX_WINDOW_COLUMNS = 32
 reach 21: 8 columns at stride 2 with 7 taps)."""
 
 
-def window_loads(key: DwWindowKey, taps_w: int) -> int:
-    """Input column tiles a sliding-window program loads per filter row of ``taps_w`` column
-    taps: ``key.columns`` per whole step of ``key.unroll`` taps, ``key.block_w`` per remaining
-    tap."""
-    steps, rest = divmod(taps_w, key.unroll)
-    return steps * key.columns + rest * key.block_w
-
-
 class DwWindow(DwFamily):
     """Sliding-window kernels (:class:`DwWindowKey`): ``block_h`` output rows × ``block_w``
     output columns × ``block_c`` channels per program, channels-last only, for problems whose
@@ -263,7 +255,7 @@ class DwWindow(DwFamily):
         """Plus ``loads_per_tap``: source column loads per FMA tile over the filter width (a
         tap-by-tap kernel would have 1; those families do not emit it)."""
         x = p.as_3d()["filter"][2]
-        return {**super().pair_features(key, p, arch), "loads_per_tap": window_loads(key, x) / (key.block_w * x)}
+        return {**super().pair_features(key, p, arch), "loads_per_tap": key.row_loads(x) / (key.block_w * x)}
 
 
 class DwWinFwd(DwWindow, DwFwd):

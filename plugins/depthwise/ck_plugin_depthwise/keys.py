@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from typing import ClassVar
 
 import attrs
@@ -115,6 +117,13 @@ class DwBwdWeightKey(DwSpatialKey):
         return f"_k{self.split}" + super()._suffix()
 
 
+@functools.lru_cache(maxsize=1024)
+def _distinct_columns(block_w: int, unroll: int, stride_w: int, dilation_w: int) -> int:
+    """Distinct j · stride_w + f · dilation_w for j < block_w, f < unroll (memoised: selection
+    asks per candidate)."""
+    return len({j * stride_w + f * dilation_w for j in range(block_w) for f in range(unroll)})
+
+
 @attrs.frozen(kw_only=True)
 class DwWindowKey(DwKey):
     """A sliding-window kernel (templates/dw_win.j2, channels-last): a program owns ``block_h``
@@ -144,7 +153,13 @@ class DwWindowKey(DwKey):
     def columns(self) -> int:
         """Source columns one full step of ``unroll`` taps loads: the distinct j · stride_w +
         f · dilation_w over output columns j and taps f of the step."""
-        return len({j * self.stride_w + f * self.dilation_w for j in range(self.block_w) for f in range(self.unroll)})
+        return _distinct_columns(self.block_w, self.unroll, self.stride_w, self.dilation_w)
+
+    def row_loads(self, taps_w: int) -> int:
+        """Source column tiles a program loads per filter row of ``taps_w`` column taps:
+        :attr:`columns` per whole step of ``unroll`` taps, ``block_w`` per remaining tap."""
+        steps, rest = divmod(taps_w, self.unroll)
+        return steps * self.columns + rest * self.block_w
 
     def _suffix(self) -> str:
         rows = f"_r{self.unroll_rows}" if self.unroll_rows > 1 else ""

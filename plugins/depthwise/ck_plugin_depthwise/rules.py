@@ -45,10 +45,8 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
             memory *= arch.sm_count / programs
     taps = p.taps / math.prod(p.stride) if family.direction == "bwd_data" else p.taps  # per stride phase
     if isinstance(key, DwWindowKey):  # sliding window: loop cost per source column load, not per tap
-        from .family import window_loads
-
         d3 = p.as_3d()["filter"]
-        taps = d3[0] * d3[1] * window_loads(key, d3[2]) / key.block_w
+        taps = d3[0] * d3[1] * key.row_loads(d3[2]) / key.block_w
     overhead = math.ceil(programs / arch.sm_count) * taps * 0.02e-6
     ms = (max(memory, compute) + overhead) * 1e3 + LAUNCH_MS
     # The general channel multiplier divides every channel index (no vector loads, extra

@@ -13,6 +13,8 @@ import itertools
 from ckcore import DType
 from ckcore.arch import ArchSpec
 
+from .keys import DwWindowKey
+
 __all__ = ["default_set", "full_set"]
 
 # (block_p, block_c, num_warps, num_stages)
@@ -172,7 +174,7 @@ def _window_keys(family, dtype, full):
 
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
-    if family.name.startswith("dw_win_"):
+    if issubclass(family.key_cls, DwWindowKey):
         return [k for dtype in DType for k in _window_keys(family, dtype, full) if not family.check(k, arch)]
     for dtype in DType:
         for channels_last in (True, False):
