@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Nsight Compute on sliding-window depthwise forward instances (dw_win_fwd) on two memory-bound
 # 3x3 suite rows (MobileNetV2 dw32 at 112x112 and dw144 at 56x56, bf16), next to the tap-by-tap
-# spatial tile they replaced; report as text in $OUT/dw_window_ncu.txt (rewritten), key lines printed.
-# Written in the eleventh session and not yet run (its device time ran out).
+# spatial tile they replaced, and cuDNN's kernel for the same problem (the op's torch baseline in
+# an NVTX range); report as text in $OUT/dw_window_ncu.txt (rewritten), key lines printed.
 # usage (device machine, repository root): OUT=DIR bash benchmarks/dw_window_ncu.sh
 set -u
 source benchmarks/ncu_env.sh
@@ -14,5 +14,8 @@ for pr in "$p32" "$p144"; do
   python3 benchmarks/dw_ncu.py grouped_conv_fwd "$pr" $inst 2>&1 | grep -v -i warn | tee -a $OUT/dw_window_ncu.txt
   timeout 120 ncu --clock-control none -k regex:dw_ --launch-skip 0 --launch-count 6 $sections \
     python3 benchmarks/dw_ncu.py grouped_conv_fwd "$pr" $inst --time 2>&1 | grep -v -i "warn" >> $OUT/dw_window_ncu.txt
+  echo "== cuDNN" >> $OUT/dw_window_ncu.txt
+  timeout 120 ncu --clock-control none --nvtx --nvtx-include "torch/" $sections \
+    python3 benchmarks/dw_ncu.py grouped_conv_fwd "$pr" --torch --time 2>&1 | grep -v -i "warn" >> $OUT/dw_window_ncu.txt
 done
-grep -E "  dw_|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Eligible Warps|Theoretical Occupancy" $OUT/dw_window_ncu.txt | head -120
+grep -E "^  [a-zA-Z_]|== cuDNN|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|No Eligible|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Eligible Warps|Theoretical Occupancy" $OUT/dw_window_ncu.txt | head -120

@@ -1,7 +1,7 @@
 """Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best
 instance measured (swept, or of the default set the script adds), the best default-set instance, and the best with each value of num_stages, unroll_rows,
 block_w and num_warps (µs); then the geomean of each of those against the best swept.
-usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz"""
+usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz [OP, default grouped_conv_fwd]"""
 
 import collections
 import gzip
@@ -12,10 +12,10 @@ import sys
 from ckcore import Registry
 
 
-def main(path):
+def main(path, op="grouped_conv_fwd"):
     reg = Registry("sm_90")
-    reg.declare("grouped_conv_fwd", "default")
-    default = {i.name for i in reg.of_op("grouped_conv_fwd")}
+    reg.declare(op, "default")
+    default = {i.name for i in reg.of_op(op)}
     by = collections.defaultdict(list)
     for line in gzip.open(path, "rt"):
         r = json.loads(line)
@@ -36,10 +36,10 @@ def main(path):
                 sub = [r for r in rs if r["key"][f] == v]
                 t = min(r["time_ms"] for r in sub)
                 ratios[f"{f}={v}"].append(best["time_ms"] / t)
-        print(f"{name[17:80]:64s} best {best['time_ms'] * 1e3:6.1f} {best['instance'][11:]:52s} " + " ".join(cells))
+        print(f"{name.removeprefix(op + '.')[:63]:64s} best {best['time_ms'] * 1e3:6.1f} {best['instance'].removeprefix('dw_win_'):56s} " + " ".join(cells))
     for k, v in ratios.items():
         print(f"{k:16s} geomean of best / best-with: {math.exp(sum(map(math.log, v)) / len(v)):.3f} ({len(v)} rows)")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

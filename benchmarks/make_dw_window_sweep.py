@@ -1,10 +1,14 @@
-"""Writes benchmarks/sweep_dw_window.json: sliding-window depthwise forward instances (dw_win_fwd)
-swept on the GPU: bf16, channels-last, multiplier one, a16; [block_h, block_c] tiles of 8 elements
-per thread for 2, 4 and 8 warps × 4 or 8 unrolled output columns × 3 or 7 column taps per step ×
-column stride 1 and 2 × num_stages 1 and 3 × the filter-row loop unrolled 1 or 3 times.
-usage: python benchmarks/make_dw_window_sweep.py; then on the GPU:
-       ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file benchmarks/sweep_dw_window.json"""
+"""Writes a sweep of sliding-window depthwise instances (dw_win_fwd, or dw_win_bwd_data with
+--op bwd_data) for the GPU: bf16, channels-last, multiplier one, a16; [block_h, block_c] tiles of
+8 elements per thread for 2, 4 (and 8) warps × 4 or 8 unrolled output columns × column taps per
+step × column stride (forward) × num_stages × the filter-row loop unrolled or not. num_stages > 1
+is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
+usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data] [--out FILE] [--stages 1,3]
+       [--steps 3,7] [--rows 1,3] [--warps 2,4,8]; then on the GPU:
+       ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
+The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments."""
 
+import argparse
 import itertools
 import json
 
@@ -12,17 +16,32 @@ import json
 TILES = [(8, 64, 2), (4, 128, 2), (16, 32, 2), (32, 32, 4), (16, 64, 4), (8, 128, 4), (64, 32, 8), (32, 64, 8)]
 
 
+def _ints(text):
+    return tuple(int(v) for v in text.split(","))
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--op", choices=("fwd", "bwd_data"), default="fwd")
+    ap.add_argument("--out", default="benchmarks/sweep_dw_window.json")
+    ap.add_argument("--stages", type=_ints, default=(1, 3))
+    ap.add_argument("--steps", type=_ints, default=(3, 7))
+    ap.add_argument("--rows", type=_ints, default=(1, 3))
+    ap.add_argument("--warps", type=_ints, default=(2, 4, 8))
+    args = ap.parse_args()
+    strides = (1, 2) if args.op == "fwd" else (1,)
+    tiles = [t for t in TILES if t[2] in args.warps]
     inst = []
-    for (bh, bc, w), bw, steps, stride, stages, rows in itertools.product(TILES, (4, 8), (3, 7), (1, 2), (1, 3), (1, 3)):
-        inst.append({"family": "dw_win_fwd", "key": {
+    for (bh, bc, w), bw, steps, stride, stages, rows in itertools.product(tiles, (4, 8), args.steps, strides,
+                                                                          args.stages, args.rows):
+        inst.append({"family": f"dw_win_{args.op}", "key": {
             "dtype": "bf16", "channels_last": True, "block_p": bh * bw, "block_c": bc, "num_warps": w,
             "num_stages": stages, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
             "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}})
-    with open("benchmarks/sweep_dw_window.json", "w") as f:
+    with open(args.out, "w") as f:
         json.dump({"format": "ckcore-kernel-set/1", "arch": "sm_90", "instances": inst}, f, indent=0)
         f.write("\n")
-    print("benchmarks/sweep_dw_window.json", len(inst))
+    print(args.out, len(inst))
 
 
 if __name__ == "__main__":
