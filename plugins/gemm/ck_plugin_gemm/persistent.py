@@ -17,6 +17,11 @@ being combined through an fp32 workspace by the last to arrive, in program order
 reproducible; no program waits on another). It is for tile counts that fill the SMs badly: 1.45
 waves of 128x256 tiles on the M = 1024 projections and on 3000 x 2000.
 
+``tail_split`` (``_ts``) splits the tail instead: the tiles after the whole waves, when they fill
+at most half a wave, run as two tiles of ``block_n / 2`` columns each (their own descriptors and
+accumulators), so that twice as many programs share them and no partial sums are combined. On
+3000 x 2000 with 128x256 tiles: one wave of 132 tiles, then 60 tiles as 120 halves.
+
 Same alignment rules as ``gemm_tma`` (16-byte aligned pointers and leading dimensions); one
 matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
 """
@@ -45,12 +50,14 @@ class PersistentGemmKey(TmaGemmKey):
     software pipeline over tiles and K steps), ``subtile`` (C stored in 64-column slices) and
     ``programs_per_sm`` (the grid: that many programs per SM, ``_p{n}`` when above 1, so that two
     resident programs can overlap one's CUDA-core work with the other's MMAs; with ``halves``,
-    fp8's promotion adds) and ``stream_k`` (``_sk``: a stream-K tail after whole waves)."""
+    fp8's promotion adds), ``stream_k`` (``_sk``: a stream-K tail after whole waves) and
+    ``tail_split`` (``_ts``: the tail's tiles split in two along N)."""
 
     flatten: bool = attrs.field(default=True, validator=boolean)
     subtile: bool = attrs.field(default=False, validator=boolean)
     programs_per_sm: int = attrs.field(default=1, validator=int_in(1, 4))
     stream_k: bool = attrs.field(default=False, validator=boolean)
+    tail_split: bool = attrs.field(default=False, validator=boolean)
 
     @property
     def name(self) -> str:
@@ -58,6 +65,7 @@ class PersistentGemmKey(TmaGemmKey):
                 f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}"
                 f"{'_flat' if self.flatten else ''}{'_sub' if self.subtile else ''}{'_h2' if self.halves else ''}"
                 f"{f'_p{self.programs_per_sm}' if self.programs_per_sm > 1 else ''}{'_sk' if self.stream_k else ''}"
+                f"{'_ts' if self.tail_split else ''}"
                 + variant_suffix(self))
 
 
@@ -99,6 +107,11 @@ class PersistentGemm(TmaGemm):
                 reasons.append(f"stream_k with {key.dtype.value}: partial tiles are combined in fp32 (16-bit and fp32 inputs only)")
             if key.warp_specialize or key.halves or key.programs_per_sm > 1:
                 reasons.append("stream_k with warp_specialize, halves or programs_per_sm > 1: not implemented")
+        if key.tail_split:
+            if key.stream_k or key.warp_specialize or key.halves or key.programs_per_sm > 1:
+                reasons.append("tail_split with stream_k, warp_specialize, halves or programs_per_sm > 1: not implemented")
+            if key.block_n < 64:
+                reasons.append(f"tail_split needs block_n >= 64 (halves of 32 columns or more), got {key.block_n}")
         need = key.programs_per_sm * (smem_bytes(key) + staging + convert)
         if key.programs_per_sm > 1 and need > arch.smem_per_sm_bytes:
             reasons.append(f"programs_per_sm {key.programs_per_sm}: {need} B of shared memory > {arch.smem_per_sm_bytes} B per SM")
@@ -109,7 +122,7 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return fixup_signature(sig, {"PROGRAMS": "i32", "DP_TILES": "i32"})
         upcast = sig.pop("UPCAST")
-        return {**sig, "PROGRAMS": "i32", "UPCAST": upcast}
+        return {**sig, "PROGRAMS": "i32", **({"DP_TILES": "i32"} if key.tail_split else {}), "UPCAST": upcast}
 
     def divisible_by_16(self, key: PersistentGemmKey) -> tuple[str, ...]:
         return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.stream_k else ())
@@ -120,6 +133,8 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return fixup_args(core, tensors, "partials", (programs, dp_tiles(tiles(key, p), programs)))
         *args, upcast = core
+        if key.tail_split:
+            return (*args, programs, self._whole_wave_tiles(key, p), upcast)
         return (*args, programs, upcast)
 
     def workspaces(self, key: PersistentGemmKey, p) -> dict[str, int]:
@@ -141,6 +156,24 @@ class PersistentGemm(TmaGemm):
             return self.sm_count
         return min(self.sm_count * key.programs_per_sm, tiles(key, p))
 
+    def _whole_wave_tiles(self, key: PersistentGemmKey, p) -> int:
+        """Tiles in the whole waves of a ``tail_split`` key, before its split tail."""
+        n_tiles = tiles(key, p)
+        return n_tiles - n_tiles % self.sm_count
+
+    def supports(self, key: PersistentGemmKey, p) -> str | None:
+        """The TMA family's rules; a ``tail_split`` key also needs a tail of at most half a wave
+        after at least one whole wave (else its halves would take a wave or more, or there is
+        nothing to split: its twin without the split serves)."""
+        reason = super().supports(key, p)
+        if reason is None and key.tail_split:
+            n_tiles = tiles(key, p)
+            tail = n_tiles % self.sm_count
+            if n_tiles < self.sm_count or not 0 < 2 * tail <= self.sm_count:
+                reason = (f"tail_split needs a tail of 1 to {self.sm_count // 2} tiles after whole waves of "
+                          f"{self.sm_count}: {n_tiles} tiles")
+        return reason
+
     def _tail_tiles(self, key: PersistentGemmKey, p) -> int:
         """Tiles of a ``stream_k`` key's tail: those after its whole data-parallel waves."""
         n_tiles = tiles(key, p)
@@ -161,6 +194,8 @@ class PersistentGemm(TmaGemm):
         this family yet."""
         from .rules import estimate_ms
 
+        if key.tail_split:
+            return estimate_ms(key, p, arch, device, balanced=True)
         if not key.stream_k:
             return estimate_ms(key, p, arch, device)
         return (estimate_ms(key, p, arch, device, balanced=True)
@@ -172,6 +207,8 @@ class PersistentGemm(TmaGemm):
         out = super().pair_features(key, p, arch)
         if key.stream_k:
             out["sk_tile_share"] = self._tail_tiles(key, p) / tiles(key, p)
+        if key.tail_split:
+            out["ts_tile_share"] = (tiles(key, p) - self._whole_wave_tiles(key, p)) / tiles(key, p)
         return out
 
     def features(self, key: PersistentGemmKey) -> dict[str, Any]:
@@ -184,4 +221,6 @@ class PersistentGemm(TmaGemm):
                "programs_per_sm": float(key.programs_per_sm)}
         if key.stream_k:
             out["stream_k"] = 1.0
+        if key.tail_split:
+            out["tail_split"] = 1.0
         return out

@@ -272,3 +272,44 @@ def test_stream_k_persistent_instances_match_reference(stream_k, dtype, layout, 
             for seed in (5, 6):
                 v = validate(stream_k, "gemm", p, instance=c.instance.name, seed=seed, interpret=False)
                 assert v.passed, (c.instance.name, v)
+
+
+# Split tails (tail_split): 3000 x 2000 (192 tiles of 128 x 256: 60 split after one wave), 1024 x
+# 6144 (the same count), 1040 x 17000 (partial last tiles: 9 x 67 = 603 of 128 x 256, 75 split
+# after four waves; of 128 x 128, 1206 tiles with a tail of 18).
+TS_SHAPES = [(3000, 2000, 1000), (1024, 6144, 512), (1040, 17000, 256)]
+
+
+@pytest.fixture(scope="module")
+def tail_split(tmp_path_factory):
+    """A registry of the split-tail twins of the default set's one-program 16-bit persistent tiles."""
+    import attrs
+
+    cache = os.environ.get("CKCORE_CACHE_DIR") or tmp_path_factory.mktemp("cache")
+    reg = Registry(settings=Settings(cache_dir=cache), arch="sm_90")
+    full = Registry(arch="sm_90")
+    full.declare("gemm", "default")
+    for inst in full.of_op("gemm"):
+        k = inst.key
+        if (inst.family == "gemm_persistent" and k.dtype.value in ("bf16", "fp16") and not k.warp_specialize
+                and k.programs_per_sm == 1 and not k.stream_k):
+            reg.add("gemm_persistent", attrs.evolve(k, tail_split=True))
+    report = reg.build(max_workers=16, progress=False)
+    assert report.failed == 0, report.failures
+    return reg
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
+@pytest.mark.parametrize("fields", [{}, {"bias": "col", "activation": "gelu"}], ids=["plain", "bias_gelu"])
+def test_tail_split_persistent_instances_match_reference(tail_split, dtype, layout, fields):
+    """Every split-tail instance that supports each shape (and its epilogue variant)."""
+    ran = 0
+    for M, N, K in TS_SHAPES:
+        p = tail_split.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        cands, _ = tail_split.candidates(p)
+        for c in cands:
+            v = validate(tail_split, "gemm", p, instance=c.instance.name, seed=7, interpret=False)
+            assert v.passed, (c.instance.name, v)
+            ran += 1
+    assert ran >= 5
