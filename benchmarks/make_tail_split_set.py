@@ -15,7 +15,7 @@ def main(out):
     reg = Registry("sm_90")
     reg.declare("gemm", "default")
     keys = [i.key for i in reg.of_op("gemm") if i.family == "gemm_persistent" and i.key.dtype.value == "bf16"
-            and not i.key.warp_specialize and i.key.programs_per_sm == 1 and not i.key.stream_k]
+            and not i.key.warp_specialize and i.key.programs_per_sm == 1 and not i.key.stream_k and not i.key.tail_split]
     insts = [{"family": "gemm_persistent", "key": k.to_dict()} for k in keys]
     insts += [{"family": "gemm_persistent", "key": attrs.evolve(k, tail_split=True).to_dict()} for k in keys]
     with open(out, "w") as f:

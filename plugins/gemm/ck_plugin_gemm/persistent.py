@@ -20,7 +20,8 @@ waves of 128x256 tiles on the M = 1024 projections and on 3000 x 2000.
 ``tail_split`` (``_ts``) splits the tail instead: the tiles after the whole waves, when they fill
 at most half a wave, run as two tiles of ``block_n / 2`` columns each (their own descriptors and
 accumulators), so that twice as many programs share them and no partial sums are combined. On
-3000 x 2000 with 128x256 tiles: one wave of 132 tiles, then 60 tiles as 120 halves.
+3000 x 2000 with 128x256 tiles: one wave of 132 tiles, then 60 tiles as 120 halves. Offered only
+after exactly one whole wave and with plain epilogues, where it measured faster (:meth:`supports`).
 
 Same alignment rules as ``gemm_tma`` (16-byte aligned pointers and leading dimensions); one
 matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
@@ -36,7 +37,7 @@ from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
 
-from .epilogue import c_inputs, out_type, variant_suffix
+from .epilogue import c_inputs, fused_parts, out_type, variant_suffix
 from .family import smem_bytes
 from .schedule import dp_tiles, fixup_args, fixup_ms, fixup_signature, tiles
 from .tma import TmaGemm, TmaGemmKey
@@ -162,16 +163,21 @@ class PersistentGemm(TmaGemm):
         return n_tiles - n_tiles % self.sm_count
 
     def supports(self, key: PersistentGemmKey, p) -> str | None:
-        """The TMA family's rules; a ``tail_split`` key also needs a tail of at most half a wave
-        after at least one whole wave (else its halves would take a wave or more, or there is
-        nothing to split: its twin without the split serves)."""
+        """The TMA family's rules; a ``tail_split`` key also needs a plain epilogue and exactly
+        one whole wave of tiles before a tail of at most half a wave. Measured on an H100
+        (benchmarks/results/tail_split_h100.jsonl.gz): there the split made the same tile 5-12%
+        faster on every plain problem (1024 x 6144 x 4096, 1024 x 10240 x 8192, 1024 x 14336 x
+        4096, 3000 x 2000 x 1000); with a fused bias + gelu two of those four ran 8% slower, and
+        after more whole waves the twins ran 0.93-1.17x (selection took them and lost on the
+        suite: benchmarks/results/bench_gemm_bf16_m1024_ts_ts.jsonl)."""
         reason = super().supports(key, p)
         if reason is None and key.tail_split:
+            if fused_parts(p.epilogue):
+                return "tail_split serves plain epilogues (measured slower with a fused one)"
             n_tiles = tiles(key, p)
-            tail = n_tiles % self.sm_count
-            if n_tiles < self.sm_count or not 0 < 2 * tail <= self.sm_count:
-                reason = (f"tail_split needs a tail of 1 to {self.sm_count // 2} tiles after whole waves of "
-                          f"{self.sm_count}: {n_tiles} tiles")
+            if n_tiles // self.sm_count != 1 or 2 * (n_tiles % self.sm_count) > self.sm_count or n_tiles == self.sm_count:
+                reason = (f"tail_split needs one whole wave of {self.sm_count} tiles and a tail of at most half "
+                          f"a wave: {n_tiles} tiles")
         return reason
 
     def _tail_tiles(self, key: PersistentGemmKey, p) -> int:

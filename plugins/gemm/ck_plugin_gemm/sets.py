@@ -201,9 +201,19 @@ _PERSISTENT_SK_16BIT = [(128, 256, 64, 8, 3, 8, False, True, True, 1, True),
                         (128, 128, 64, 8, 4, 8, False, True, False, 1, True)]
 
 
+# Split tails (PersistentGemmKey.tail_split; a twelfth field), 16-bit: the three one-program 128x256
+# tiles of the default set. On an H100 (benchmarks/results/tail_split_h100.jsonl.gz, tune of the bf16
+# suite rows with M >= 1024 and the bias-gelu suite, 2026-11-26) the split tail made the best of
+# these tiles 8-12% faster on the M = 1024 projections and 5.6% on 3000 x 2000 x 1000; against
+# its own twin it ran 0.75-1.17x (geomean 1.00-1.05 per tile and layout plain, 0.95-1.07 with
+# bias + gelu), so selection decides. The 256x128 and 128x128 twins were no faster (0.95-1.02).
+_PERSISTENT_TS_16BIT = [(*cfg, 1, False, True) for cfg in _PERSISTENT_DEFAULT_16BIT
+                        if cfg[:2] == (128, 256) and not cfg[6]]
+
+
 def persistent_default_set(arch: ArchSpec) -> list:
-    return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_DEFAULT_FP32,
-                             _PERSISTENT_QUANT) + _persistent_fp8_halves(arch))
+    return (_persistent_keys(arch, _PERSISTENT_DEFAULT_16BIT + _PERSISTENT_P2_16BIT + _PERSISTENT_TS_16BIT,
+                             _PERSISTENT_DEFAULT_FP32, _PERSISTENT_QUANT) + _persistent_fp8_halves(arch))
 
 
 def persistent_stream_k_keys(arch: ArchSpec) -> list:
@@ -237,10 +247,11 @@ def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
     types = [(d, lay) for d in DType for lay in Layout] + [(q, Layout.RCR) for q in QuantType]
     for dtype, layout in types:
         cfgs = cfgs_8 if isinstance(dtype, QuantType) else cfgs_32 if dtype is DType.FP32 else cfgs_16
-        for bm, bn, bk, w, s, g, ws, flat, sub, *more in cfgs:  # more: programs per SM, stream-K
+        for bm, bn, bk, w, s, g, ws, flat, sub, *more in cfgs:  # more: programs per SM, stream-K, split tail
             key = PersistentGemmKey(dtype=dtype, layout=layout, block_m=bm, block_n=bn, block_k=bk, num_warps=w,
                                     num_stages=s, group_m=g, warp_specialize=ws, flatten=flat, subtile=sub,
-                                    programs_per_sm=more[0] if more else 1, stream_k=more[1] if more[1:] else False)
+                                    programs_per_sm=more[0] if more else 1, stream_k=more[1] if more[1:] else False,
+                                    tail_split=more[2] if more[2:] else False)
             if not fam.check(key, arch):
                 keys.append(key)
     return keys

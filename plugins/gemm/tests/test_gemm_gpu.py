@@ -275,9 +275,9 @@ def test_stream_k_persistent_instances_match_reference(stream_k, dtype, layout, 
 
 
 # Split tails (tail_split): 3000 x 2000 (192 tiles of 128 x 256: 60 split after one wave), 1024 x
-# 6144 (the same count), 1040 x 17000 (partial last tiles: 9 x 67 = 603 of 128 x 256, 75 split
-# after four waves; of 128 x 128, 1206 tiles with a tail of 18).
-TS_SHAPES = [(3000, 2000, 1000), (1024, 6144, 512), (1040, 17000, 256)]
+# 6144 (the same count), 1040 x 4000 (partial last tiles: 9 x 16 = 144 of 128 x 256, 12 split; of
+# 256 x 128, 5 x 32 = 160, 28 split).
+TS_SHAPES = [(3000, 2000, 1000), (1024, 6144, 512), (1040, 4000, 256)]
 
 
 @pytest.fixture(scope="module")
@@ -292,7 +292,7 @@ def tail_split(tmp_path_factory):
     for inst in full.of_op("gemm"):
         k = inst.key
         if (inst.family == "gemm_persistent" and k.dtype.value in ("bf16", "fp16") and not k.warp_specialize
-                and k.programs_per_sm == 1 and not k.stream_k):
+                and k.programs_per_sm == 1 and not k.stream_k and not k.tail_split):
             reg.add("gemm_persistent", attrs.evolve(k, tail_split=True))
     report = reg.build(max_workers=16, progress=False)
     assert report.failed == 0, report.failures
@@ -301,12 +301,12 @@ def tail_split(tmp_path_factory):
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("layout", ["rcr", "rrr", "crr", "ccr"])
-@pytest.mark.parametrize("fields", [{}, {"bias": "col", "activation": "gelu"}], ids=["plain", "bias_gelu"])
-def test_tail_split_persistent_instances_match_reference(tail_split, dtype, layout, fields):
-    """Every split-tail instance that supports each shape (and its epilogue variant)."""
+def test_tail_split_persistent_instances_match_reference(tail_split, dtype, layout):
+    """Every split-tail instance that supports each shape (plain epilogues only: fused ones are
+    refused)."""
     ran = 0
     for M, N, K in TS_SHAPES:
-        p = tail_split.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
+        p = tail_split.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout)
         cands, _ = tail_split.candidates(p)
         for c in cands:
             v = validate(tail_split, "gemm", p, instance=c.instance.name, seed=7, interpret=False)
