@@ -21,7 +21,8 @@ waves of 128x256 tiles on the M = 1024 projections and on 3000 x 2000.
 at most half a wave, run as two tiles of ``block_n / 2`` columns each (their own descriptors and
 accumulators), so that twice as many programs share them and no partial sums are combined. On
 3000 x 2000 with 128x256 tiles: one wave of 132 tiles, then 60 tiles as 120 halves. Offered only
-after exactly one whole wave and with plain epilogues, where it measured faster (:meth:`supports`).
+after one to three whole waves (two or three with a fused epilogue), where it measured faster
+(:meth:`supports`).
 
 Same alignment rules as ``gemm_tma`` (16-byte aligned pointers and leading dimensions); one
 matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
@@ -162,22 +163,27 @@ class PersistentGemm(TmaGemm):
         n_tiles = tiles(key, p)
         return n_tiles - n_tiles % self.sm_count
 
+    #: Whole waves of tiles before a split tail: (plain epilogues, fused ones). Measured on an H100
+    #: (benchmarks/results/tail_split_h100.jsonl.gz, each 128x256 tile against its twin): after one
+    #: to three whole waves the split made plain problems 1.01-1.17x faster (12 pairs); with a fused
+    #: bias + gelu, 0.75-1.06x after one wave, 0.99-1.07x after two or three; after 23 or more
+    #: waves 0.93-1.17x either way, where the bench lost by the model's picks
+    #: (benchmarks/results/bench_gemm_bf16_m1024_ts_ts_h100x4.jsonl).
+    TAIL_SPLIT_WAVES = {False: (1, 3), True: (2, 3)}
+
     def supports(self, key: PersistentGemmKey, p) -> str | None:
-        """The TMA family's rules; a ``tail_split`` key also needs a plain epilogue and exactly
-        one whole wave of tiles before a tail of at most half a wave. Measured on an H100
-        (benchmarks/results/tail_split_h100.jsonl.gz): there the split made the same tile 5-12%
-        faster on every plain problem (1024 x 6144 x 4096, 1024 x 10240 x 8192, 1024 x 14336 x
-        4096, 3000 x 2000 x 1000); with a fused bias + gelu two of those four ran 8% slower, and
-        after more whole waves the twins ran 0.93-1.17x (selection took them and lost on the
-        suite: benchmarks/results/bench_gemm_bf16_m1024_ts_ts.jsonl)."""
+        """The TMA family's rules; a ``tail_split`` key also needs a tail of at most half a wave
+        after one to three whole waves of tiles (two or three with a fused epilogue:
+        :attr:`TAIL_SPLIT_WAVES`)."""
         reason = super().supports(key, p)
         if reason is None and key.tail_split:
-            if fused_parts(p.epilogue):
-                return "tail_split serves plain epilogues (measured slower with a fused one)"
             n_tiles = tiles(key, p)
-            if n_tiles // self.sm_count != 1 or 2 * (n_tiles % self.sm_count) > self.sm_count or n_tiles == self.sm_count:
-                reason = (f"tail_split needs one whole wave of {self.sm_count} tiles and a tail of at most half "
-                          f"a wave: {n_tiles} tiles")
+            waves, tail = divmod(n_tiles, self.sm_count)
+            lo, hi = self.TAIL_SPLIT_WAVES[fused_parts(p.epilogue)]
+            if not (lo <= waves <= hi and 0 < 2 * tail <= self.sm_count):
+                epilogue = "a fused epilogue" if fused_parts(p.epilogue) else "a plain epilogue"
+                reason = (f"tail_split needs {lo} to {hi} whole waves of {self.sm_count} tiles ({epilogue}) and a "
+                          f"tail of at most half a wave: {n_tiles} tiles")
         return reason
 
     def _tail_tiles(self, key: PersistentGemmKey, p) -> int:

@@ -168,16 +168,19 @@ def test_split_tail_matches_reference(reg4, dtype, layout):
 
 
 @pytest.mark.parametrize("bn,sub", [(128, True), (256, True), (128, False)])
-def test_split_tail_subtiles_and_fused_epilogue_refused(reg4, bn, sub):
-    """The halves' store in one and two 64-column slices and whole; a fused epilogue is refused
-    (measured slower)."""
+def test_split_tail_with_fused_epilogue_and_subtiles(reg4, bn, sub):
+    """The halves' store in one and two 64-column slices and whole, with a fused epilogue whose
+    column bias and D tensor must land on the right half (two whole waves: 17 tiles of 8
+    programs; after one, fused epilogues are refused)."""
     inst = _ts_inst(reg4, "bf16", "rcr", bn=bn, sub=sub)
-    p = reg4.problem("gemm", M=9 * 32 - 8, N=bn - 8, K=80, dtype="bf16", layout="rcr")
-    assert reg4.family(inst).supports(inst.key, p) is None
+    fields = dict(dtype="bf16", layout="rcr", alpha=0.5, beta=1.0, bias="col", num_d=1, activation="gelu")
+    p = reg4.problem("gemm", M=17 * 32 - 8, N=bn - 8, K=80, **fields)
+    variant = reg4.specialized(inst, p)
+    assert variant.key.tail_split and variant.key.epilogue == p.epilogue
+    assert reg4.family(inst).supports(variant.key, p) is None
     assert_matches_reference(reg4, "gemm", p, instance=inst.name, interpret=True)
-    fused = reg4.problem("gemm", M=9 * 32 - 8, N=bn - 8, K=80, dtype="bf16", layout="rcr", bias="col", activation="gelu")
-    variant = reg4.specialized(inst, fused)
-    assert "plain epilogues" in reg4.family(inst).supports(variant.key, fused)
+    one_wave = reg4.problem("gemm", M=9 * 32 - 8, N=bn - 8, K=80, **fields)
+    assert "fused epilogue" in reg4.family(inst).supports(reg4.specialized(inst, one_wave).key, one_wave)
 
 
 def test_split_tail_refusals_and_features():
@@ -193,10 +196,12 @@ def test_split_tail_refusals_and_features():
     assert any("tail_split" in r for r in fam.check(PersistentGemmKey(**{**base, "num_warps": 4, "subtile": False},
                                                                       warp_specialize=True, flatten=False), arch))
     reg = Registry("sm_90")
-    # 3000 x 2000: 24 x 8 = 192 tiles, one wave of 132 and 60 split; 1024 x 1024: 32 tiles, no whole
-    # wave; 2048 x 4096: 16 x 16 = 256 tiles, a tail of 124 (more than half a wave); 4224 x 1024:
-    # 132 tiles, one whole wave only; 4096 x 6144: 768 tiles, five whole waves before the tail.
-    assert fam.supports(key, reg.problem("gemm", M=3000, N=2000, K=1000, dtype="bf16", layout="rcr")) is None
+    # 3000 x 2000: 24 x 8 = 192 tiles, one wave of 132 and 60 split; 1024 x 14336: 448 tiles, three
+    # waves and 52; 1024 x 1024: 32 tiles, no whole wave; 2048 x 4096: 16 x 16 = 256 tiles, a tail of
+    # 124 (more than half a wave); 4224 x 1024: 132 tiles, one whole wave only; 4096 x 6144: 768
+    # tiles, five whole waves before the tail.
+    for m, n in [(3000, 2000), (1024, 14336)]:
+        assert fam.supports(key, reg.problem("gemm", M=m, N=n, K=1000, dtype="bf16", layout="rcr")) is None
     for m, n in [(1024, 1024), (2048, 4096), (4224, 1024), (4096, 6144)]:
         assert "tail_split needs" in fam.supports(key, reg.problem("gemm", M=m, N=n, K=64, dtype="bf16", layout="rcr"))
     p = reg.problem("gemm", M=3000, N=2000, K=1000, dtype="bf16", layout="rcr")
