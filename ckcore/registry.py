@@ -56,6 +56,18 @@ class Selection:
     direct: "Selection | None" = attrs.field(default=None, eq=False, hash=False)
 
 
+def bucket_matches(family_bucket: Hashable, want: Hashable) -> bool:
+    """Whether a family's :meth:`~ckcore.spec.KernelFamily.bucket` admits a problem whose op
+    bucket is ``want``: None admits every problem; a tuple admits a tuple ``want`` whose leading
+    components it equals, a None component admitting any value there (a family bucket shorter
+    than the op's leaves the rest open); anything else must equal ``want``."""
+    if family_bucket is None or family_bucket == want:
+        return True
+    if isinstance(family_bucket, tuple) and isinstance(want, tuple) and len(family_bucket) <= len(want):
+        return all(f is None or f == w for f, w in zip(family_bucket, want))
+    return False
+
+
 class Rejections(Mapping):
     """``{instance name: reason}`` for the instances that do not support a problem. Those the
     registry skipped because their family's :meth:`~ckcore.spec.KernelFamily.bucket` differs
@@ -123,7 +135,7 @@ class Registry:
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
-        self._buckets: dict[str, tuple[int, dict[Hashable, list[Instance]]]] = {}
+        self._buckets: dict[str, tuple[tuple, dict[Hashable, list[Instance]], dict]] = {}
         self._derived: dict[str, Instance] = {}
         self._specialized: dict[tuple[str, ProblemBase], Instance] = {}
         from .workspace import Workspaces
@@ -209,14 +221,34 @@ class Registry:
     def _by_bucket(self, op: str) -> dict[Hashable, list[Instance]]:
         """The declared instances of ``op`` grouped by their family's ``bucket`` (rebuilt when
         the declared instances change)."""
+        return self._bucket_index(op)[0]
+
+    def _bucket_index(self, op: str) -> tuple[dict[Hashable, list[Instance]], dict[Hashable, tuple]]:
+        """(the groups of :meth:`_by_bucket`, a memo of problem bucket -> (matching groups, the
+        other groups)); both rebuilt when the declared instances change."""
         state = (len(self.instances), id(next(reversed(self.instances.values()), None)))
         cached = self._buckets.get(op)
         if cached is None or cached[0] != state:
             groups: dict[Hashable, list[Instance]] = {}
             for inst in self.of_op(op):
                 groups.setdefault(self.family(inst).bucket(inst.key), []).append(inst)
-            cached = self._buckets[op] = (state, groups)
-        return cached[1]
+            cached = self._buckets[op] = (state, groups, {})
+        return cached[1], cached[2]
+
+    def _bucket_groups(self, op: str, want: Hashable) -> tuple[list[Instance], list[list[Instance]]]:
+        """(the instances whose family bucket matches the problem bucket ``want``
+        (:func:`bucket_matches`): those of tuple or value buckets in declaration order, then
+        those of None buckets; the groups of the others), memoised per ``want``."""
+        groups, memo = self._bucket_index(op)
+        found = memo.get(want)
+        if found is None:
+            match = {b for b in groups if b is not None and bucket_matches(b, want)}
+            checked = ([i for i in self.of_op(op) if self.family(i).bucket(i.key) in match]
+                       if len(match) > 1 else [i for b in match for i in groups[b]])
+            checked += groups.get(None, [])
+            deferred = [g for b, g in groups.items() if b is not None and b not in match]
+            found = memo[want] = (checked, deferred)
+        return found
 
     def specialized(self, inst: Instance, problem: ProblemBase) -> Instance:
         """The instance that runs ``problem`` for declared ``inst``: ``inst`` itself, or the
@@ -225,10 +257,12 @@ class Registry:
 
         :raises InvalidKernelKey: the variant is invalid on this arch.
         """
+        fam = self.family(inst)
+        if type(fam).specialize is KernelFamily.specialize:  # no variants: nothing to derive
+            return inst
         memo = self._specialized.get((inst.name, problem))
         if memo is not None:
             return memo
-        fam = self.family(inst)
         key = fam.specialize(inst.key, problem)
         if key is inst.key or key == inst.key:
             self._specialized[(inst.name, problem)] = inst
@@ -326,16 +360,15 @@ class Registry:
     def candidates(self, problem: ProblemBase) -> tuple[list[Candidate], Rejections]:
         """Instances that support ``problem``, and ``{name: reason}`` for those that do not.
 
-        Only the instances whose family's ``bucket`` is the problem's (the op's ``bucket``), or
-        None, are checked; the others are rejected, with their reason computed when read."""
+        Only the instances whose family's ``bucket`` matches the problem's (the op's ``bucket``;
+        :func:`bucket_matches`) are checked; the others are rejected, with their reason computed
+        when read."""
         operator = self.catalog.op(problem.op)
-        groups = self._by_bucket(problem.op)
         want = operator.bucket(problem)
         if want is None:
-            checked, deferred = [i for g in groups.values() for i in g], []
+            checked, deferred = [i for g in self._by_bucket(problem.op).values() for i in g], []
         else:
-            checked = groups.get(want, []) + groups.get(None, [])
-            deferred = [g for b, g in groups.items() if b is not None and b != want]
+            checked, deferred = self._bucket_groups(problem.op, want)
         ok, rejected = [], {}
         for inst in checked:
             fam = self.family(inst)

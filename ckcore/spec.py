@@ -62,9 +62,9 @@ class Operator(abc.ABC):
         return self.inputs
 
     def bucket(self, problem: ProblemBase) -> Hashable | None:
-        """The bucket of ``problem`` (e.g. its dtype and layout): only instances whose family's
-        :meth:`KernelFamily.bucket` returns it, or None, are checked for it; None (the
-        default): every instance is checked."""
+        """The bucket of ``problem`` (e.g. its dtype and layout, as a tuple): only instances
+        whose family's :meth:`KernelFamily.bucket` matches it (:func:`ckcore.registry.bucket_matches`)
+        are checked for it; None (the default): every instance is checked."""
         return None
 
     def staging(self, problem: ProblemBase) -> Staging | None:
@@ -190,9 +190,12 @@ class KernelFamily(abc.ABC):
         return {}
 
     def bucket(self, key: KeyBase) -> Hashable | None:
-        """A value that a problem's :meth:`Operator.bucket` must equal for ``key`` to support
+        """A value that a problem's :meth:`Operator.bucket` must match for ``key`` to support
         it (e.g. ``(dtype, layout)``), so that selection skips ``supports`` for instances of
-        other buckets; ``supports`` must reject every problem of another bucket. None (the
+        other buckets; ``supports`` must reject every problem of another bucket. A tuple
+        matches a problem bucket tuple whose leading components it equals, where a None
+        component matches any value (a shorter tuple leaves the op's later components open:
+        :func:`ckcore.registry.bucket_matches`); another value must equal it. None (the
         default): checked for every problem."""
         return None
 

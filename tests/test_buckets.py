@@ -1,18 +1,26 @@
-"""Selection checks only the instances of the problem's bucket (dtype and layout for gemm and
-conv): the candidates are exactly those whose ``supports`` accepts the problem, and every other
+"""Selection checks only the instances of the problem's bucket (dtype and layout for gemm; for
+conv also whether G = 1 and whether C/G = 1, which the filter-row, pointwise and depthwise
+families name): the candidates are exactly those whose ``supports`` accepts the problem, and every other
 instance is rejected with its family's reason, computed when read."""
 
 import pytest
 
 from ckcore import Registry, Settings
 from ckcore.errors import NoKernelFound
+from ckcore.registry import bucket_matches
 
 GEMM = [dict(M=40, N=24, K=56, dtype="bf16", layout="crr"), dict(M=1, N=4096, K=4096, dtype="fp16", layout="rcr"),
         dict(M=33, N=17, K=9, dtype="fp32", layout="rrr")]
 CONV = [dict(ndim=2, N=2, G=4, C=16, K=16, spatial=[9, 8], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1],
              dtype="bf16", layout="nhwgc"),
         dict(ndim=1, N=1, G=8, C=8, K=8, spatial=[30], filter=[5], stride=[2], pad=[2], dilation=[1], dtype="fp32",
-             layout="ngcw")]
+             layout="ngcw"),
+        # depthwise, channels-last (the depthwise families' bucket), and G = 1 pointwise (the
+        # pointwise and filter-row families')
+        dict(ndim=2, N=2, G=16, C=16, K=32, spatial=[9, 8], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1],
+             dtype="fp16", layout="nhwgc"),
+        dict(ndim=2, N=2, G=1, C=32, K=16, spatial=[9, 8], filter=[1, 1], stride=[1, 1], pad=[0, 0], dilation=[1, 1],
+             dtype="bf16", layout="nhwgc")]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +39,7 @@ def test_candidates_are_exactly_the_supporting_instances(reg, op, fields):
     brute = {i.name for i in every if reg._rejection(i, reg.family(i), p) is None}
     assert {c.instance.name for c in cands} == brute
     assert len(rejected) == len(every) - len(brute) == len(dict(rejected))
-    other = [i for i in every if reg.family(i).bucket(i.key) != reg.catalog.op(op).bucket(p)]
+    other = [i for i in every if not bucket_matches(reg.family(i).bucket(i.key), reg.catalog.op(op).bucket(p))]
     assert other  # the index skipped these; their reasons are computed when read
     assert all(rejected[i.name] == reg._rejection(i, reg.family(i), p) for i in other)
 
@@ -44,3 +52,29 @@ def test_the_index_follows_new_declarations(tmp_path):
     assert not err.value.rejected
     r.declare("gemm", "default")
     assert r.select(p).instance.key.layout.value == "crr"
+
+
+def test_bucket_matching():
+    """None matches everything; tuples match by leading components, None components matching any
+    value; other values by equality."""
+    want = ("bf16", True, False, True)
+    assert bucket_matches(None, want) and bucket_matches(want, want)
+    assert bucket_matches(("bf16", True), want)  # a shorter family bucket leaves the rest open
+    assert bucket_matches(("bf16", True, None, True), want)
+    assert not bucket_matches(("bf16", True, True), want)
+    assert not bucket_matches(("fp16", True), want)
+    assert not bucket_matches(("bf16", True, None, True, 1), want)  # longer than the problem's
+    assert bucket_matches("x", "x") and not bucket_matches("x", "y") and not bucket_matches(("x",), "x")
+
+
+@pytest.mark.parametrize("fields", CONV[2:], ids=["depthwise", "one_group"])
+def test_facets_skip_families_that_cannot_serve(reg, fields):
+    """A depthwise problem skips the filter-row and pointwise families (G = 1 only); a G = 1
+    problem with C/G > 1 skips the depthwise families."""
+    p = reg.problem("grouped_conv_fwd", **fields)
+    checked, _ = reg._bucket_groups("grouped_conv_fwd", reg.catalog.op("grouped_conv_fwd").bucket(p))
+    families = {i.family for i in checked}
+    if p.G == 1:
+        assert not any(f.startswith("dw_") for f in families) and "conv_row_fwd" in families
+    else:
+        assert any(f.startswith("dw_") for f in families) and not any(f.startswith(("pw_", "conv_row")) for f in families)

@@ -5,6 +5,7 @@ kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ckcore.arch import ArchSpec, DeviceSpec
@@ -67,6 +68,10 @@ class DwFamily(ConvFamily):
                            + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
         return reasons + spatial_reasons(key)
 
+    def bucket(self, key: DwKey):
+        """(dtype, channels-last, any group count, C/G = 1) of the conv op's ``bucket``."""
+        return key.dtype, key.channels_last, None, True
+
     def _tile_reason(self, key: DwKey, p) -> str | None:
         """Depthwise problems only (C/G = 1); multiplier-one instances need K/G = 1."""
         if p.Cg != 1:
@@ -75,6 +80,7 @@ class DwFamily(ConvFamily):
             return f"multiplier-one kernel, K/G = {p.Kg}"
         return None
 
+    @functools.lru_cache(maxsize=None)
     def _hinted_ints(self, key: DwKey) -> tuple[str, ...]:
         """Channel counts and the strides of x and y (16-byte channel vectors)."""
         return tuple(n for n in super()._hinted_ints(key) if n not in ("Cs", "Ks") and not n.startswith("sw"))

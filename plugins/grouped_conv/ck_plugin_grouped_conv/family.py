@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 from typing import Any, Mapping
 
 from ckcore import DType, KernelFamily
@@ -39,9 +40,10 @@ def grid_reason(grid: tuple[int, int, int]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def int32_reason(p: ConvProblem, what: str = "32-bit offsets") -> str | None:
     """Why a kernel indexing with 32-bit ``what`` cannot address ``p``'s tensors (one beyond
-    :data:`INT32_MAX` elements), or None."""
+    :data:`INT32_MAX` elements), or None. Memoised: selection asks it of every candidate."""
     for role, count in p.numel().items():
         if count > INT32_MAX:
             return f"tensor {role} has {count} elements, beyond {what}"
@@ -75,8 +77,14 @@ def stride_phases(p: ConvProblem) -> tuple[int, int]:
 
 
 @functools.lru_cache(maxsize=4096)
-def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
-    """Every integer kernel argument by name (sizes padded to 3-D, all strides, M and P)."""
+def int_args(p: ConvProblem, gpb: int) -> Mapping[str, int]:
+    """Every integer kernel argument by name (sizes padded to 3-D, all strides, M and P), read
+    only. Memoised per (problem, groups per block): selection asks it of every candidate."""
+    return _int_args(p, gpb)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_args(p: ConvProblem, gpb: int) -> Mapping[str, int]:
     d3 = p.as_3d()
     out = {"C": p.C, "K": p.K, "Cg": p.Cg, "Kg": p.Kg, "Cs": gpb * p.Cg, "Ks": gpb * p.Kg}
     out.update(zip(("D", "H", "W"), d3["spatial"]))
@@ -92,7 +100,7 @@ def int_args(p: ConvProblem, gpb: int) -> dict[str, int]:
         out.update({f"s{role}{names[0]}": s[0], f"s{role}{names[1]}": s[1]})
         out.update({f"s{role}{a}": v for a, v in zip(axes, spatial)})
     out["P"] = p.N * p.out_pixels
-    return out
+    return types.MappingProxyType(out)
 
 
 def tile_features(programs: int, sm_count: int, k_steps: int, pad_waste: float, issued: int) -> dict[str, float]:
@@ -253,6 +261,7 @@ class ConvFamily(KernelFamily):
                 return f"needs {name} % {mult} == 0 ({name}={args[name]})"
         return None
 
+    @functools.lru_cache(maxsize=None)
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
         """Integer arguments an aligned instance assumes divisible by 16, so channel vectors
         load 16 bytes at a time: channel counts, the strides of x and y, and where the filter

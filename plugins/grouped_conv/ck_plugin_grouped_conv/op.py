@@ -92,8 +92,10 @@ class ConvOperator(Operator):
                                      op=self.name) from None
 
     def bucket(self, problem: ConvProblem):
-        """(dtype, channels-last), as the conv and depthwise families' ``bucket``."""
-        return problem.dtype, problem.layout.channels_last
+        """(dtype, channels-last, one group, one input channel per group): the implicit-GEMM
+        families' ``bucket`` names the first two, the filter-row and pointwise ones the third
+        (G = 1), the depthwise ones the fourth (C/G = 1)."""
+        return problem.dtype, problem.layout.channels_last, problem.G == 1, problem.Cg == 1
 
     def staging(self, problem: ConvProblem) -> Staging | None:
         """The channels-last twin of a channels-first (contiguous, PyTorch's default memory

@@ -172,8 +172,9 @@ class PointwiseGemm(KernelFamily):
         return reasons
 
     def bucket(self, key):
-        """(dtype, channels-last), as the conv op's ``bucket``: every instance is channels-last."""
-        return key.dtype, True
+        """(dtype, channels-last, one group) of the conv op's ``bucket``: every instance is
+        channels-last and takes one group."""
+        return key.dtype, True, True
 
     def supports(self, key, p: ConvProblem) -> str | None:
         if key.dtype is not p.dtype:

@@ -153,7 +153,8 @@ class ConvRowFamily(KernelFamily):
         return reasons
 
     def bucket(self, key: ConvRowKey):
-        return key.dtype, True
+        """(dtype, channels-last, one group) of the conv op's ``bucket``."""
+        return key.dtype, True, True
 
     def supports(self, key: ConvRowKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``, or None: dtype; channels-last; one group; dilation 1
