@@ -21,3 +21,14 @@ bench_gemm_on() {  # GPU SUITE NAME [PYTHONPATH]
   PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench gemm --suite "$2" \
     --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
 }
+
+# Issue 6's two suites with this tree (GPUs 0, 1: names ..._NEW) and with the gemm and stream-K
+# plugins carried in .old/ (GPUs 2, 3: ..._OLD), four benches at once; needs /tmp/gemm_bf16_m1024.jsonl.
+bench_gemm_four() {  # NEW OLD
+  local old=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k
+  bench_gemm_on 0 /tmp/gemm_bf16_m1024.jsonl "gemm_bf16_m1024_$1" &
+  bench_gemm_on 1 benchmarks/suites/gemm_bias_gelu.jsonl "gemm_bias_gelu_$1" &
+  bench_gemm_on 2 /tmp/gemm_bf16_m1024.jsonl "gemm_bf16_m1024_$2" "$old" &
+  bench_gemm_on 3 benchmarks/suites/gemm_bias_gelu.jsonl "gemm_bias_gelu_$2" "$old" &
+  wait
+}

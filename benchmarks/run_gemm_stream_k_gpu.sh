@@ -44,9 +44,4 @@ if full.startswith(old):
     print('new rows', full[len(old):].count(chr(10)))
 else:
     print('the tuned dataset does not extend the committed one: kept whole as', '$new.base')" && [ -f "$new" ] && rm -f "$new.base"
-old=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k
-bench_gemm_on 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_sk &
-bench_gemm_on 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_sk &
-bench_gemm_on 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_nosk "$old" &
-bench_gemm_on 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_nosk "$old" &
-wait
+bench_gemm_four sk nosk

@@ -26,9 +26,4 @@ ckcore train gemm --data benchmarks/datasets/gemm_h200.jsonl.gz --out plugins/ge
   | grep -v -i warn | tail -4 | tee "$out/train_gemm_$tag.txt"
 cp plugins/gemm/ck_plugin_gemm/models/gemm_sm_90.* "$out/models/"
 wait $tests; echo "GPU tests:"; cat "$out/gpu_tests_tail_split_$tag.txt"
-old=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k
-bench_gemm_on 0 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_ts &
-bench_gemm_on 1 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_ts &
-bench_gemm_on 2 /tmp/gemm_bf16_m1024.jsonl gemm_bf16_m1024_base "$old" &
-bench_gemm_on 3 benchmarks/suites/gemm_bias_gelu.jsonl gemm_bias_gelu_base "$old" &
-wait
+bench_gemm_four ts base
