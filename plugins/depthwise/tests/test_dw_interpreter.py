@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 from ckcore import Registry, Settings
+from ckcore.render import render
 from ckcore.cli import main
 from ckcore.testing import assert_matches_reference
 
@@ -393,6 +394,27 @@ def test_sliding_window(tmp_path, op, case, dtype):
                                 "access": "v4" if fields["C"] % 16 else "i32",
                                 "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
     p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
+
+
+@pytest.mark.parametrize("case", ["2d_k3", "2d_k7_t5", "3d_k3s2", "1d_k5s2m2"])
+@pytest.mark.parametrize("op", OPS[:2])
+def test_sliding_window_flat_pipelined_loop(tmp_path, op, case):
+    """num_stages 3: filter depths, rows and whole steps in one flat loop (for Triton's pipeliner),
+    then the remainder taps per filter row (2d_k7_t5: 7 taps in steps of 5); 3-D, stride and
+    multiplier 2 forward. bf16 (the interpreter ignores num_stages: this checks the loop's index
+    arithmetic)."""
+    fields, steps = WINDOW_CASES[case]
+    if op != "grouped_conv_fwd":
+        fields = {**fields, "stride": [1] * fields["ndim"], "K": fields["G"]}
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("dw_win_" + op[len("grouped_conv_"):], {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4,
+                                "block_w": 4, "block_c": 16, "num_warps": 1, "num_stages": 3, "access": "i32",
+                                "multiplier_one": fields["K"] == fields["G"], "unroll": steps,
+                                "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
+    assert "for t in tl.range(0, Z * Y * n_steps, num_stages=3)" in render(r.family(inst), inst.key, r.arch)
+    p = r.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
     assert r.family(inst).supports(inst.key, p) is None
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
