@@ -398,14 +398,16 @@ def test_sliding_window(tmp_path, op, case, dtype):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
 
-@pytest.mark.parametrize("case", ["2d_k3", "2d_k7_t5", "3d_k3s2", "1d_k5s2m2"])
+@pytest.mark.parametrize("case", ["2d_k3", "2d_4x6_t3", "1d_k31", "3d_k3s2", "1d_k5s2m2"])
 @pytest.mark.parametrize("op", OPS[:2])
 def test_sliding_window_flat_pipelined_loop(tmp_path, op, case):
     """num_stages 3: filter depths, rows and whole steps in one flat loop (for Triton's pipeliner),
-    then the remainder taps per filter row (2d_k7_t5: 7 taps in steps of 5); 3-D, stride and
-    multiplier 2 forward. bf16 (the interpreter ignores num_stages: this checks the loop's index
-    arithmetic)."""
-    fields, steps = WINDOW_CASES[case]
+    then the remainder taps per filter row (2d_4x6_t3: two steps of 3 per row, with 4 rows, so
+    that a wrong row index cannot still visit every (row, step) pair; 1d_k31: four steps of 7 and
+    3 taps); 3-D, stride and multiplier 2 forward. bf16 (the interpreter ignores num_stages: this
+    checks the loop's index arithmetic)."""
+    fields, steps = WINDOW_CASES[case] if case in WINDOW_CASES else (
+        dw_case(2, 1, 16, 1, (9, 13), (4, 6), pad=(1, 2)), 3)
     if op != "grouped_conv_fwd":
         fields = {**fields, "stride": [1] * fields["ndim"], "K": fields["G"]}
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
