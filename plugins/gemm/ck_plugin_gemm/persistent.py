@@ -21,7 +21,7 @@ waves of 128x256 tiles on the M = 1024 projections and on 3000 x 2000.
 at most half a wave, run as two tiles of ``block_n / 2`` columns each (their own descriptors and
 accumulators), so that twice as many programs share them and no partial sums are combined. On
 3000 x 2000 with 128x256 tiles: one wave of 132 tiles, then 60 tiles as 120 halves. Offered only
-after one to three whole waves (two or three with a fused epilogue), where it measured faster
+after one to three whole waves (two with a fused epilogue), where it measured faster
 (:meth:`supports`).
 
 Same alignment rules as ``gemm_tma`` (16-byte aligned pointers and leading dimensions); one
@@ -30,6 +30,7 @@ matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import attrs
@@ -163,17 +164,18 @@ class PersistentGemm(TmaGemm):
         n_tiles = tiles(key, p)
         return n_tiles - n_tiles % self.sm_count
 
-    #: Whole waves of tiles before a split tail: (plain epilogues, fused ones). Measured on an H100
-    #: (benchmarks/results/tail_split_h100.jsonl.gz, each 128x256 tile against its twin): after one
-    #: to three whole waves the split made plain problems 1.01-1.17x faster (12 pairs); with a fused
-    #: bias + gelu, 0.75-1.06x after one wave, 0.99-1.07x after two or three; after 23 or more
-    #: waves 0.93-1.17x either way, where the bench lost by the model's picks
+    #: Whole waves of tiles before a split tail: {fused epilogue: (fewest, most)}. Measured on an
+    #: H100 (benchmarks/results/tail_split_h100.jsonl.gz, each 128x256 tile against its twin):
+    #: after one to three whole waves the split made plain problems 1.01-1.17x faster (12 pairs);
+    #: with a fused bias + gelu, 0.75-1.06x after one wave, 1.05-1.07x after two, 0.99-1.02x
+    #: after three (and in a bench 0.95x, benchmarks/results/bench_gemm_bias_gelu_new_ab3_h100.jsonl);
+    #: after 23 or more waves 0.93-1.17x either way, where the bench lost by the model's picks
     #: (benchmarks/results/bench_gemm_bf16_m1024_ts_ts_h100x4.jsonl).
-    TAIL_SPLIT_WAVES = {False: (1, 3), True: (2, 3)}
+    TAIL_SPLIT_WAVES = {False: (1, 3), True: (2, 2)}
 
     def supports(self, key: PersistentGemmKey, p) -> str | None:
         """The TMA family's rules; a ``tail_split`` key also needs a tail of at most half a wave
-        after one to three whole waves of tiles (two or three with a fused epilogue:
+        after one to three whole waves of tiles (two with a fused epilogue:
         :attr:`TAIL_SPLIT_WAVES`)."""
         reason = super().supports(key, p)
         if reason is None and key.tail_split:
@@ -182,7 +184,8 @@ class PersistentGemm(TmaGemm):
             lo, hi = self.TAIL_SPLIT_WAVES[fused_parts(p.epilogue)]
             if not (lo <= waves <= hi and 0 < 2 * tail <= self.sm_count):
                 epilogue = "a fused epilogue" if fused_parts(p.epilogue) else "a plain epilogue"
-                reason = (f"tail_split needs {lo} to {hi} whole waves of {self.sm_count} tiles ({epilogue}) and a "
+                span = f"{lo}" if lo == hi else f"{lo} to {hi}"
+                reason = (f"tail_split needs {span} whole waves of {self.sm_count} tiles ({epilogue}) and a "
                           f"tail of at most half a wave: {n_tiles} tiles")
         return reason
 
@@ -201,9 +204,11 @@ class PersistentGemm(TmaGemm):
         return {"default": sets.persistent_default_set, "full": sets.persistent_full_set}
 
     def estimate_ms(self, key: PersistentGemmKey, p, arch: ArchSpec, device: DeviceSpec) -> float:
-        """The tiled GEMM's estimate (``rules.estimate_ms``); with ``stream_k``, with the work
-        spread evenly over the SMs plus the fix-up (:func:`.schedule.fixup_ms`). Not fitted to
-        this family yet."""
+        """The tiled GEMM's estimate (``rules.estimate_ms``); with ``tail_split`` or ``stream_k``,
+        with the work spread evenly over the SMs, plus for ``stream_k`` the fix-up
+        (:func:`.schedule.fixup_ms`). Not fitted to this family yet. For ``tail_split`` this is
+        optimistic by up to half a wave (the busiest SM runs the whole waves and a half tile);
+        the shipped model was trained on it, so a correction needs new training too."""
         from .rules import estimate_ms
 
         if key.tail_split:

@@ -183,6 +183,24 @@ def test_split_tail_with_fused_epilogue_and_subtiles(reg4, bn, sub):
     assert "fused epilogue" in reg4.family(inst).supports(reg4.specialized(inst, one_wave).key, one_wave)
 
 
+def test_split_tail_over_several_halves_per_program(reg4, monkeypatch):
+    """The kernel itself for any tail: 15 tiles on 8 programs (one wave, 7 tiles split into 14
+    halves, so most programs run two halves and the epilogue's recomputed coordinates advance),
+    with the wave rule of ``supports`` lifted; and the launch arguments name the whole waves."""
+    from ck_plugin_gemm.persistent import PersistentGemm
+    from ck_plugin_gemm.tma import TmaGemm
+
+    monkeypatch.setattr(PersistentGemm, "supports", TmaGemm.supports)
+    inst = _ts_inst(reg4, "bf16", "rcr", bn=128, sub=True)
+    p = reg4.problem("gemm", M=5 * 32 - 8, N=3 * 128 - 24, K=80, dtype="bf16", layout="rcr", bias="col", num_d=1,
+                     activation="gelu")
+    variant = reg4.specialized(inst, p)
+    fam = reg4.family(variant)
+    # PROGRAMS, DP_TILES (one wave), UPCAST
+    assert fam.core_args(variant.key, p, {"a": None, "b": None, "c": None}, interpret=False)[-3:] == (8, 8, False)
+    assert_matches_reference(reg4, "gemm", p, instance=inst.name, interpret=True)
+
+
 def test_split_tail_refusals_and_features():
     from ckcore.arch import load
 
@@ -206,6 +224,10 @@ def test_split_tail_refusals_and_features():
         assert "tail_split needs" in fam.supports(key, reg.problem("gemm", M=m, N=n, K=64, dtype="bf16", layout="rcr"))
     p = reg.problem("gemm", M=3000, N=2000, K=1000, dtype="bf16", layout="rcr")
     assert fam._whole_wave_tiles(key, p) == 132
+    assert fam.core_args(key, p, {"a": None, "b": None, "c": None}, interpret=False)[-3:] == (132, 132, False)
+    # The estimate spreads the work evenly (optimistic: see PersistentGemm.estimate_ms).
+    dev = arch.device("NVIDIA H200")
+    assert fam.estimate_ms(key, p, arch, dev) < fam.estimate_ms(PersistentGemmKey(**{**base, "tail_split": False}), p, arch, dev)
     assert fam.pair_features(key, p, arch)["ts_tile_share"] == 60 / 192
     assert fam.features(key)["tail_split"] == 1.0
     plain = PersistentGemmKey(**{**base, "tail_split": False})
