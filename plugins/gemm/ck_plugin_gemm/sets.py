@@ -234,8 +234,8 @@ def _persistent_fp8_halves(arch: ArchSpec) -> list:
 
 
 def persistent_full_set(arch: ArchSpec) -> list:
-    return (_persistent_keys(arch, _PERSISTENT_16BIT + _PERSISTENT_P2_16BIT, _PERSISTENT_FP32, _PERSISTENT_QUANT_FULL)
-            + _persistent_fp8_halves(arch) + persistent_stream_k_keys(arch))
+    return (_persistent_keys(arch, _PERSISTENT_16BIT + _PERSISTENT_P2_16BIT + _PERSISTENT_TS_16BIT, _PERSISTENT_FP32,
+                             _PERSISTENT_QUANT_FULL) + _persistent_fp8_halves(arch) + persistent_stream_k_keys(arch))
 
 
 def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
