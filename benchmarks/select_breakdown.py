@@ -19,10 +19,18 @@ from ckcore.heuristics import get_heuristic
 
 
 def _forget(reg):
-    """Every selection memo of ``reg``: selections, derived variants per problem, staged twins."""
+    """Every selection memo of ``reg``: selections, derived variants per problem, staged twins,
+    and the conv plugin's per-problem helpers (where it memoises them)."""
     reg.forget_selections()
     reg._specialized.clear()
     reg._stagings.clear()
+    try:
+        from ck_plugin_grouped_conv import family
+    except ImportError:
+        return
+    for helper in (getattr(family, "_int_args", None), family.int32_reason):
+        if hasattr(helper, "cache_clear"):
+            helper.cache_clear()
 
 
 def main():
