@@ -4,7 +4,7 @@
 step × column stride (forward) × num_stages × the filter-row loop unrolled or not. num_stages > 1
 is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
 usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data] [--out FILE] [--stages 1,3]
-       [--steps 3,7] [--rows 1,3] [--warps 2,4,8]; then on the GPU:
+       [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128]; then on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
 The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments."""
 
@@ -28,16 +28,19 @@ def main():
     ap.add_argument("--steps", type=_ints, default=(3, 7))
     ap.add_argument("--rows", type=_ints, default=(1, 3))
     ap.add_argument("--warps", type=_ints, default=(2, 4, 8))
+    ap.add_argument("--max-registers", type=_ints, default=(0,), help="register caps (maxnreg; 0: none)")
     args = ap.parse_args()
     strides = (1, 2) if args.op == "fwd" else (1,)
     tiles = [t for t in TILES if t[2] in args.warps]
     inst = []
-    for (bh, bc, w), bw, steps, stride, stages, rows in itertools.product(tiles, (4, 8), args.steps, strides,
-                                                                          args.stages, args.rows):
-        inst.append({"family": f"dw_win_{args.op}", "key": {
-            "dtype": "bf16", "channels_last": True, "block_p": bh * bw, "block_c": bc, "num_warps": w,
-            "num_stages": stages, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
-            "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}})
+    for (bh, bc, w), bw, steps, stride, stages, rows, cap in itertools.product(
+            tiles, (4, 8), args.steps, strides, args.stages, args.rows, args.max_registers):
+        key = {"dtype": "bf16", "channels_last": True, "block_p": bh * bw, "block_c": bc, "num_warps": w,
+               "num_stages": stages, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
+               "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}
+        if cap:
+            key["max_registers"] = cap
+        inst.append({"family": f"dw_win_{args.op}", "key": key})
     with open(args.out, "w") as f:
         json.dump({"format": "ckcore-kernel-set/1", "arch": "sm_90", "instances": inst}, f, indent=0)
         f.write("\n")

@@ -235,7 +235,13 @@ class DwWindow(DwFamily):
             reasons.append(f"block_p={key.block_p} != block_h·block_w = {key.block_h * key.block_w}")
         if key.columns > MAX_WINDOW_COLUMNS:
             reasons.append(f"{key.columns} column loads per step > {MAX_WINDOW_COLUMNS}")
+        if key.max_registers and not (64 <= key.max_registers <= 255 and key.max_registers % 8 == 0):
+            reasons.append(f"max_registers={key.max_registers}: 0 (no cap) or a multiple of 8 in [64, 255]")
         return reasons
+
+    def compile_options(self, key: DwWindowKey):
+        """Plus Triton's ``maxnreg`` where the key caps registers."""
+        return {**super().compile_options(key), **({"maxnreg": key.max_registers} if key.max_registers else {})}
 
     def supports(self, key, p):
         reason = super().supports(key, p)
@@ -254,8 +260,13 @@ class DwWindow(DwFamily):
         return (math.ceil(p.N * d * h / key.block_h) * math.ceil(w / key.block_w), math.ceil(chans / key.block_c), 1)
 
     def features(self, key):
-        """Plus the unrolled output columns ``block_w`` and the source columns of a step."""
-        return {**super().features(key), "block_w": float(key.block_w), "window_columns": float(key.columns)}
+        """Plus the unrolled output columns ``block_w`` and the source columns of a step; and
+        ``max_registers`` for keys with a cap only (missing for the rest, so the models trained
+        before the field still match)."""
+        out = {**super().features(key), "block_w": float(key.block_w), "window_columns": float(key.columns)}
+        if key.max_registers:
+            out["max_registers"] = float(key.max_registers)
+        return out
 
     def pair_features(self, key, p, arch):
         """Plus ``loads_per_tap``: source column loads per FMA tile over the filter width (a

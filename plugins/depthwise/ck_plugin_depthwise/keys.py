@@ -137,13 +137,16 @@ class DwWindowKey(DwKey):
     dilation are compiled in and must equal the problem's (``_sw{stride_w}d{dilation_w}``);
     ``_x{block_w}`` names the column count. ``unroll_rows`` (``_r{n}``): the filter-row loop
     unrolled n times (Triton's ``loop_unroll_factor``), so the loads of n filter rows can be in
-    flight together."""
+    flight together. ``max_registers`` (``_mr{n}``; 0: no cap): Triton's ``maxnreg``, a register
+    cap per thread, so more programs fit an SM (the 16x8x32 tile otherwise takes 237, 12.5%
+    occupancy: docs/performance.md, twelfth session); ptxas spills what does not fit."""
 
     block_h: int = attrs.field(default=4, validator=power_of_two_in(1, 1024))
     block_w: int = attrs.field(default=8, validator=power_of_two_in(1, 32))
     stride_w: int = attrs.field(default=1, validator=int_in(1, 4))
     dilation_w: int = attrs.field(default=1, validator=int_in(1, 4))
     unroll_rows: int = attrs.field(default=1, validator=int_in(1, 8))
+    max_registers: int = attrs.field(default=0, validator=int_in(0, 255))
 
     @property
     def name(self) -> str:
@@ -163,7 +166,8 @@ class DwWindowKey(DwKey):
 
     def _suffix(self) -> str:
         rows = f"_r{self.unroll_rows}" if self.unroll_rows > 1 else ""
-        return f"_h{self.block_h}_x{self.block_w}_sw{self.stride_w}d{self.dilation_w}{rows}"
+        cap = f"_mr{self.max_registers}" if self.max_registers else ""
+        return f"_h{self.block_h}_x{self.block_w}_sw{self.stride_w}d{self.dilation_w}{rows}{cap}"
 
 
 @attrs.frozen(kw_only=True)

@@ -445,3 +445,24 @@ def test_sliding_window_refuses_other_strides_and_layouts(reg):
     with pytest.raises(Exception, match="block_p=32 != block_h"):
         reg.add("dw_win_fwd", {"dtype": "bf16", "channels_last": True, "block_p": 32, "block_h": 4, "block_w": 4,
                                "block_c": 16, "num_warps": 1, "access": "i32"})
+
+
+def test_window_register_cap(tmp_path):
+    """``max_registers`` (Triton's maxnreg): named ``_mr{n}``, passed to the compiler, a feature
+    only when set (models trained before it still match), refused unless a multiple of 8 in
+    [64, 255]; the kernel is the same (the interpreter ignores the cap)."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    base = {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
+            "num_warps": 1, "access": "i32", "multiplier_one": True, "unroll": 3}
+    capped = r.add("dw_win_fwd", {**base, "max_registers": 168})
+    plain = r.add("dw_win_fwd", base)
+    fam = r.family(capped)
+    assert capped.name == plain.name.replace("_sw1d1_", "_sw1d1_mr168_")
+    assert fam.compile_options(capped.key)["maxnreg"] == 168 and "maxnreg" not in fam.compile_options(plain.key)
+    assert fam.features(capped.key)["max_registers"] == 168.0 and "max_registers" not in fam.features(plain.key)
+    assert render(fam, capped.key, r.arch).replace(capped.name, plain.name) == render(fam, plain.key, r.arch)
+    with pytest.raises(Exception, match="max_registers=100"):
+        r.add("dw_win_fwd", {**base, "max_registers": 100})
+    fields, _ = WINDOW_CASES["2d_k3"]
+    p = r.problem("grouped_conv_fwd", **fields, dtype="bf16", layout=layout(2, True))
+    assert_matches_reference(r, "grouped_conv_fwd", p, instance=capped.name, interpret=True)
