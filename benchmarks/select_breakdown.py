@@ -1,7 +1,9 @@
-"""Where a first (cold) selection's host time goes, per step, CPU only: the staged twin lookup,
+"""Where a first (cold) selection's host time goes, CPU only: on every suite problem, first the
+whole `Registry.select` of a problem not seen before (the plugins' per-problem memos are cold
+then), then with the registry's memos cleared each step alone: the staged twin lookup,
 `Registry.candidates` (specialised variants and `supports` of the problem's bucket), the
-`lightgbm` feature matrix, and the prediction (regressor + ranker), each timed alone on every
-suite problem with the memoised state cleared; and the whole `Registry.select` after it.
+`lightgbm` feature matrix, and the prediction (regressor + ranker); the steps find the plugins'
+memos of derived sizes warm, except the conv helpers cleared between steps.
 Medians in µs. Run `ckcore build` (or pass --prepare) first so the model's trees are compiled
 where lleaves is installed.
 usage: [CKCORE_DISABLE_PLUGINS=stream_k] python benchmarks/select_breakdown.py [--op gemm --suite benchmarks/suites/gemm.jsonl] [--prepare]
@@ -28,7 +30,7 @@ def _forget(reg):
         from ck_plugin_grouped_conv import family
     except ImportError:
         return
-    for helper in (getattr(family, "_int_args", None), family.int32_reason):
+    for helper in (family.int_args, family.int32_reason):
         if hasattr(helper, "cache_clear"):
             helper.cache_clear()
 
@@ -49,6 +51,10 @@ def main():
     steps = {k: [] for k in ("staging", "candidates", "feature_matrix", "predict", "select", "candidates_n")}
     for p in problems:
         _forget(reg)
+        t5 = time.perf_counter()
+        reg.select(p)
+        t6 = time.perf_counter()
+        _forget(reg)
         t0 = time.perf_counter()
         reg.staging(p)
         t1 = time.perf_counter()
@@ -60,10 +66,6 @@ def main():
         t3 = time.perf_counter()
         model.predict_matrix(x, reg.cache)
         t4 = time.perf_counter()
-        _forget(reg)
-        t5 = time.perf_counter()
-        reg.select(p)
-        t6 = time.perf_counter()
         for k, v in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t6 - t5)):
             steps[k].append(v * 1e6)
         steps["candidates_n"].append(len(cands))

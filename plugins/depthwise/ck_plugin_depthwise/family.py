@@ -80,7 +80,7 @@ class DwFamily(ConvFamily):
             return f"multiplier-one kernel, K/G = {p.Kg}"
         return None
 
-    @functools.lru_cache(maxsize=None)
+    @functools.lru_cache(maxsize=4096)
     def _hinted_ints(self, key: DwKey) -> tuple[str, ...]:
         """Channel counts and the strides of x and y (16-byte channel vectors)."""
         return tuple(n for n in super()._hinted_ints(key) if n not in ("Cs", "Ks") and not n.startswith("sw"))

@@ -80,11 +80,6 @@ def stride_phases(p: ConvProblem) -> tuple[int, int]:
 def int_args(p: ConvProblem, gpb: int) -> Mapping[str, int]:
     """Every integer kernel argument by name (sizes padded to 3-D, all strides, M and P), read
     only. Memoised per (problem, groups per block): selection asks it of every candidate."""
-    return _int_args(p, gpb)
-
-
-@functools.lru_cache(maxsize=4096)
-def _int_args(p: ConvProblem, gpb: int) -> Mapping[str, int]:
     d3 = p.as_3d()
     out = {"C": p.C, "K": p.K, "Cg": p.Cg, "Kg": p.Kg, "Cs": gpb * p.Cg, "Ks": gpb * p.Kg}
     out.update(zip(("D", "H", "W"), d3["spatial"]))
@@ -261,7 +256,7 @@ class ConvFamily(KernelFamily):
                 return f"needs {name} % {mult} == 0 ({name}={args[name]})"
         return None
 
-    @functools.lru_cache(maxsize=None)
+    @functools.lru_cache(maxsize=4096)
     def _hinted_ints(self, key: ConvKey) -> tuple[str, ...]:
         """Integer arguments an aligned instance assumes divisible by 16, so channel vectors
         load 16 bytes at a time: channel counts, the strides of x and y, and where the filter
