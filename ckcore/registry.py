@@ -135,7 +135,7 @@ class Registry:
         self._loaded: dict[tuple[str, bool], Any] = {}
         self._plans: dict[tuple[str, ProblemBase], LaunchPlan] = {}
         self._failed: dict[str, str] = {}
-        self._buckets: dict[str, tuple[tuple, dict[Hashable, list[Instance]], dict]] = {}
+        self._buckets: dict[str, tuple] = {}
         self._derived: dict[str, Instance] = {}
         self._specialized: dict[tuple[str, ProblemBase], Instance] = {}
         from .workspace import Workspaces
@@ -223,29 +223,29 @@ class Registry:
         the declared instances change)."""
         return self._bucket_index(op)[0]
 
-    def _bucket_index(self, op: str) -> tuple[dict[Hashable, list[Instance]], dict[Hashable, tuple]]:
-        """(the groups of :meth:`_by_bucket`, a memo of problem bucket -> (matching groups, the
-        other groups)); both rebuilt when the declared instances change."""
+    def _bucket_index(self, op: str) -> tuple[dict[Hashable, list[Instance]], list[tuple[Instance, Hashable]], dict]:
+        """(the groups of :meth:`_by_bucket`, every instance with its bucket in declaration order,
+        a memo of problem bucket -> :meth:`_bucket_groups`); rebuilt when the declared instances
+        change."""
         state = (len(self.instances), id(next(reversed(self.instances.values()), None)))
         cached = self._buckets.get(op)
         if cached is None or cached[0] != state:
+            ordered = [(inst, self.family(inst).bucket(inst.key)) for inst in self.of_op(op)]
             groups: dict[Hashable, list[Instance]] = {}
-            for inst in self.of_op(op):
-                groups.setdefault(self.family(inst).bucket(inst.key), []).append(inst)
-            cached = self._buckets[op] = (state, groups, {})
-        return cached[1], cached[2]
+            for inst, bucket in ordered:
+                groups.setdefault(bucket, []).append(inst)
+            cached = self._buckets[op] = (state, groups, ordered, {})
+        return cached[1:]
 
     def _bucket_groups(self, op: str, want: Hashable) -> tuple[list[Instance], list[list[Instance]]]:
         """(the instances whose family bucket matches the problem bucket ``want``
         (:func:`bucket_matches`): those of tuple or value buckets in declaration order, then
         those of None buckets; the groups of the others), memoised per ``want``."""
-        groups, memo = self._bucket_index(op)
+        groups, ordered, memo = self._bucket_index(op)
         found = memo.get(want)
         if found is None:
             match = {b for b in groups if b is not None and bucket_matches(b, want)}
-            checked = ([i for i in self.of_op(op) if self.family(i).bucket(i.key) in match]
-                       if len(match) > 1 else [i for b in match for i in groups[b]])
-            checked += groups.get(None, [])
+            checked = [i for i, b in ordered if b in match] + groups.get(None, [])
             deferred = [g for b, g in groups.items() if b is not None and b not in match]
             found = memo[want] = (checked, deferred)
         return found

@@ -179,11 +179,11 @@ class PersistentGemm(TmaGemm):
         :attr:`TAIL_SPLIT_WAVES`)."""
         reason = super().supports(key, p)
         if reason is None and key.tail_split:
-            n_tiles = tiles(key, p)
+            n_tiles, fused = tiles(key, p), fused_parts(p.epilogue)
             waves, tail = divmod(n_tiles, self.sm_count)
-            lo, hi = self.TAIL_SPLIT_WAVES[fused_parts(p.epilogue)]
+            lo, hi = self.TAIL_SPLIT_WAVES[fused]
             if not (lo <= waves <= hi and 0 < 2 * tail <= self.sm_count):
-                epilogue = "a fused epilogue" if fused_parts(p.epilogue) else "a plain epilogue"
+                epilogue = "a fused epilogue" if fused else "a plain epilogue"
                 span = f"{lo}" if lo == hi else f"{lo} to {hi}"
                 reason = (f"tail_split needs {span} whole waves of {self.sm_count} tiles ({epilogue}) and a "
                           f"tail of at most half a wave: {n_tiles} tiles")
@@ -225,7 +225,8 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             out["sk_tile_share"] = self._tail_tiles(key, p) / tiles(key, p)
         if key.tail_split:
-            out["ts_tile_share"] = (tiles(key, p) - self._whole_wave_tiles(key, p)) / tiles(key, p)
+            n_tiles = tiles(key, p)
+            out["ts_tile_share"] = n_tiles % self.sm_count / n_tiles
         return out
 
     def features(self, key: PersistentGemmKey) -> dict[str, Any]:
