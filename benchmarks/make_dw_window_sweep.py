@@ -4,9 +4,12 @@
 step × column stride (forward) × num_stages × the filter-row loop unrolled or not. num_stages > 1
 is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
 usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data] [--out FILE] [--stages 1,3]
-       [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128]; then on the GPU:
+       [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128] [--from-default]; then
+       on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
-The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments."""
+The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments. With
+--from-default: the default set's bf16 window instances of the op, once per non-zero register cap
+(the run script adds the uncapped ones)."""
 
 import argparse
 import itertools
@@ -29,7 +32,33 @@ def main():
     ap.add_argument("--rows", type=_ints, default=(1, 3))
     ap.add_argument("--warps", type=_ints, default=(2, 4, 8))
     ap.add_argument("--max-registers", type=_ints, default=(0,), help="register caps (maxnreg; 0: none)")
+    ap.add_argument("--from-default", action="store_true",
+                    help="cap the default set's bf16 window instances instead of the tile product")
     args = ap.parse_args()
+    if args.from_default:
+        inst = _capped_defaults(args.op, [c for c in args.max_registers if c])
+    else:
+        inst = _product(args)
+    with open(args.out, "w") as f:
+        json.dump({"format": "ckcore-kernel-set/1", "arch": "sm_90", "instances": inst}, f, indent=0)
+        f.write("\n")
+    print(args.out, len(inst))
+
+
+def _capped_defaults(op, caps):
+    from ckcore import Registry
+
+    reg = Registry("sm_90")
+    reg.declare(f"grouped_conv_{op}", "default")
+    inst = []
+    for i in reg.of_op(f"grouped_conv_{op}"):
+        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16":
+            for cap in caps:
+                inst.append({"family": i.family, "key": {**i.key.to_dict(), "max_registers": cap}})
+    return inst
+
+
+def _product(args):
     strides = (1, 2) if args.op == "fwd" else (1,)
     tiles = [t for t in TILES if t[2] in args.warps]
     inst = []
@@ -41,10 +70,7 @@ def main():
         if cap:
             key["max_registers"] = cap
         inst.append({"family": f"dw_win_{args.op}", "key": key})
-    with open(args.out, "w") as f:
-        json.dump({"format": "ckcore-kernel-set/1", "arch": "sm_90", "instances": inst}, f, indent=0)
-        f.write("\n")
-    print(args.out, len(inst))
+    return inst
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Device call for the sliding-window depthwise families on a 4-GPU machine (repository root):
-# measures every pair of the problems they serve (suites benchmarks/suites/tune_dw_win_{fwd,bwd_data}.jsonl,
-# written with their old rows dropped from the working tree's datasets by
-# benchmarks/new_instance_problems.py) whole on one machine, forward on GPUs 0-1 and backward-data
-# on GPUs 2-3 at once; retrains both models; then benches the public conv suite against cuDNN for
-# both ops, one GPU each at once, and computes the depthwise roofline. Results: $OUT/w.tgz.
-# usage: OUT=/path [TUNE_S=260] [BENCH_S=170] bash benchmarks/run_dw_window_data.sh
+# measures every pair of the problems new instances serve (suites
+# benchmarks/suites/tune_${SUITES}_{fwd,bwd_data}.jsonl, SUITES default dw_win, written with their old
+# rows dropped from the working tree's datasets by benchmarks/new_instance_problems.py) whole on one
+# machine, forward on GPUs 0-1 and backward-data on GPUs 2-3 at once; retrains both models; then
+# benches against cuDNN, one GPU per op at once, and computes the depthwise roofline: the public
+# conv suite, or, where .old/ holds another commit's grouped-conv and depthwise plugins
+# (`git archive REV plugins/grouped_conv plugins/depthwise | tar -x -C .old`, carried), the
+# suite's depthwise rows with this tree and then with .old/ on the same GPU. Results: $OUT/w.tgz.
+# usage: OUT=/path [SUITES=dw_win] [TUNE_S=260] [BENCH_S=170] bash benchmarks/run_dw_window_data.sh
 set -u
 res=/tmp/w
 mkdir -p "$res/datasets" "$res/models"
@@ -18,9 +21,9 @@ for op in grouped_conv_fwd grouped_conv_bwd_data; do
   ckcore build $op --workers 8 > "$res/build_$op.txt" 2>&1 &
 done
 wait
-ckcore tune grouped_conv_fwd --suite benchmarks/suites/tune_dw_win_fwd.jsonl --out "$res/datasets/grouped_conv_fwd_h200.jsonl.gz" \
+ckcore tune grouped_conv_fwd --suite "benchmarks/suites/tune_${SUITES:-dw_win}_fwd.jsonl" --out "$res/datasets/grouped_conv_fwd_h200.jsonl.gz" \
   --devices 0,1 --max-seconds "${TUNE_S:-260}" 2>"$res/tune_fwd.log" | tail -1 > "$res/tune_fwd.json" &
-ckcore tune grouped_conv_bwd_data --suite benchmarks/suites/tune_dw_win_bwd_data.jsonl --out "$res/datasets/grouped_conv_bwd_data_h200.jsonl.gz" \
+ckcore tune grouped_conv_bwd_data --suite "benchmarks/suites/tune_${SUITES:-dw_win}_bwd_data.jsonl" --out "$res/datasets/grouped_conv_bwd_data_h200.jsonl.gz" \
   --devices 2,3 --max-seconds "${TUNE_S:-260}" 2>"$res/tune_bwd_data.log" | tail -1 > "$res/tune_bwd_data.json" &
 wait
 cat "$res"/tune_*.json
@@ -31,10 +34,22 @@ done
 wait
 tail -n 4 "$res"/train_*.txt
 cp "$models"/grouped_conv_{fwd,bwd_data}_sm_90.* "$res/models/"
-CUDA_VISIBLE_DEVICES=0 timeout "${BENCH_S:-170}" ckcore bench grouped_conv_fwd --suite benchmarks/suites/conv.jsonl \
-  --out "$res/bench_conv_fwd.jsonl" > "$res/bench_fwd.txt" 2>&1 &
-CUDA_VISIBLE_DEVICES=1 timeout "${BENCH_S:-170}" ckcore bench grouped_conv_bwd_data --suite benchmarks/suites/conv.jsonl \
-  --out "$res/bench_conv_bwd_data.jsonl" > "$res/bench_bwd_data.txt" 2>&1 &
+bench_conv() {  # GPU OP SUITE NAME [PYTHONPATH]
+  PYTHONPATH=${5:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench "$2" --suite "$3" \
+    --out "$res/bench_$4.jsonl" > "$res/bench_$4.txt" 2>&1
+}
+if [ -d .old/plugins ]; then
+  python3 -c "
+import json
+open('/tmp/dw_rows.jsonl', 'w').writelines(l for l in open('benchmarks/suites/conv.jsonl') if (lambda r: r['C'] == r['G'])(json.loads(l)))"
+  old="$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise"
+  (bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd; bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd_old "$old") &
+  (bench_conv 1 grouped_conv_bwd_data /tmp/dw_rows.jsonl conv_bwd_data
+   bench_conv 1 grouped_conv_bwd_data /tmp/dw_rows.jsonl conv_bwd_data_old "$old") &
+else
+  bench_conv 0 grouped_conv_fwd benchmarks/suites/conv.jsonl conv_fwd &
+  bench_conv 1 grouped_conv_bwd_data benchmarks/suites/conv.jsonl conv_bwd_data &
+fi
 wait
 tail -n 1 "$res"/bench_*.txt
 CUDA_VISIBLE_DEVICES=0 python3 benchmarks/dw_roofline.py "$res/dw_roofline.json" "$res/bench_conv_fwd.jsonl" "$res/bench_conv_bwd_data.jsonl" > "$res/dw_roofline.txt" 2>&1

@@ -150,6 +150,18 @@ def _spatial_tiles(family, dtype, full):
 # by under 0.2%; the first two tiles here were best on 11 rows.
 _WINDOW = [(8, 4, 64, 2), (16, 8, 32, 2), (8, 8, 64, 2), (4, 8, 128, 2), (16, 8, 64, 4)]
 _WINDOW_STEPS = (3, 5, 7)
+# Register caps (Triton's maxnreg) on 16-bit tiles, unit column stride: the 8x64 tiles hold 237
+# registers uncapped (12.5% occupancy with 2 warps, ncu); capped at 168 (ptxas: a 160-byte stack)
+# twice as many programs fit. A sweep of the 38 default bf16 forward window instances, each also
+# capped at 168 and 128, on the suite's 18 bf16 depthwise rows (H200, 2026-11-26,
+# benchmarks/run_gemm_suite_data.sh; benchmarks/results/dw_window_mr_sweep_fwd_h200.jsonl.gz): the
+# uncapped default set's best came to 1/1.039 of the swept best (geomean), the 8x8x64 tile's
+# three twins (3, 5, 7 taps) to 1/1.007, with the 8x4x64 tile's too to 1/1.004; every capped
+# instance together to 1. Measured whole on the 28 forward and 32 backward-data problems they
+# serve (same day), the 8x4x64 twins added 0.2% and 0.8% to the best, but the model took them on
+# rows where their uncapped twins were 3-5% faster (suite picks priced with those measurements:
+# 0.968 / 0.977 of the best with them, 0.974 / 0.982 without), so only the 8x8x64 tile is capped.
+_WINDOW_CAPPED = {(8, 8, 64, 2): 168}
 # Full: the 2- and 4-warp tiles of 8 elements per thread (the sweep's 8-warp tiles lost).
 _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8, 16, 32), (4, 8), (32, 64, 128), (2, 4))
                 if bh * bc == 8 * 32 * w]
@@ -159,7 +171,9 @@ def _window_keys(family, dtype, full):
     """Sliding-window instances: every tile × taps per step (× forward column stride 1, 2) with
     multiplier one and ``a16``; the first tile with 3 taps per step also ``v4`` and ``i32``
     (forward: and general-multiplier). Full: the swept tiles with dilation 1 and 2 too
-    (multiplier one, ``a16``), plus the default set's others."""
+    (multiplier one, ``a16``), plus the default set's others. Both sets: the 16-bit
+    :data:`_WINDOW_CAPPED` tiles also with their register cap (unit column stride, multiplier
+    one, ``a16``)."""
     fwd = family.direction == "fwd"
     strides = (1, 2) if fwd else (1,)
     combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
@@ -167,9 +181,13 @@ def _window_keys(family, dtype, full):
     combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
                itertools.product(("a16", "v4", "i32"), (True, False), strides) if (access, m1) != ("a16", True)
                and (m1 or (fwd and access != "v4"))]
+    combos = [(*c, 0) for c in dict.fromkeys(combos)]
+    if dtype.itemsize == 2:
+        combos += [(t, "a16", True, steps, 1, 1, cap) for t, cap in _WINDOW_CAPPED.items() for steps in _WINDOW_STEPS]
     return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access=access,
-                           multiplier_one=m1, unroll=steps, block_h=bh, block_w=bw, stride_w=stride, dilation_w=dil)
-            for (bh, bw, bc, w), access, m1, steps, stride, dil in dict.fromkeys(combos)]
+                           multiplier_one=m1, unroll=steps, block_h=bh, block_w=bw, stride_w=stride, dilation_w=dil,
+                           max_registers=cap)
+            for (bh, bw, bc, w), access, m1, steps, stride, dil, cap in combos]
 
 
 def _valid(family, arch: ArchSpec, full: bool):

@@ -466,3 +466,24 @@ def test_window_register_cap(tmp_path):
     fields, _ = WINDOW_CASES["2d_k3"]
     p = r.problem("grouped_conv_fwd", **fields, dtype="bf16", layout=layout(2, True))
     assert_matches_reference(r, "grouped_conv_fwd", p, instance=capped.name, interpret=True)
+
+
+@pytest.mark.parametrize("op", ["grouped_conv_fwd", "grouped_conv_bwd_data"])
+def test_default_set_register_caps(op, tmp_path):
+    """The default set caps the 8x8x64 window tile at 168 registers: 16-bit dtypes, unit column
+    stride, multiplier one, ``a16``, 3, 5 and 7 taps per step (three per dtype); fp32 keeps none.
+    Each capped instance has its uncapped twin in the set."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    r.declare(op, "default")
+    win = [i for i in r.of_op(op) if i.family.startswith("dw_win")]
+    capped = [i for i in win if i.key.max_registers]
+    names = {i.name for i in win}
+    for dtype, count in (("fp16", 3), ("bf16", 3), ("fp32", 0)):
+        mine = [i for i in capped if i.key.dtype.value == dtype]
+        assert len(mine) == count
+        assert {i.key.unroll for i in mine} == ({3, 5, 7} if count else set())
+    for i in capped:
+        k = i.key
+        assert (k.max_registers, k.block_c, k.num_warps, k.stride_w, k.access, k.multiplier_one) == (168, 64, 2, 1, "a16", True)
+        assert (k.block_h, k.block_w) == (8, 8)
+        assert i.name.replace("_mr168", "") in names
