@@ -1,15 +1,16 @@
-"""Writes a sweep of sliding-window depthwise instances (dw_win_fwd, or dw_win_bwd_data with
---op bwd_data) for the GPU: bf16, channels-last, multiplier one, a16; [block_h, block_c] tiles of
-8 elements per thread for 2, 4 (and 8) warps × 4 or 8 unrolled output columns × column taps per
-step × column stride (forward) × num_stages × the filter-row loop unrolled or not. num_stages > 1
-is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
-usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data] [--out FILE] [--stages 1,3]
-       [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128] [--from-default]; then
-       on the GPU:
+"""Writes a sweep of sliding-window depthwise instances (dw_win_fwd, or dw_win_bwd_data /
+dw_win_bwd_weight with --op) for the GPU: bf16, channels-last, multiplier one, a16; [block_h,
+block_c] tiles of 8 elements per thread for 2, 4 (and 8) warps × 4 or 8 unrolled output columns ×
+column taps per step × column stride (forward, backward-weight) × num_stages × the filter-row loop
+unrolled or not (× splits, backward-weight: --splits; it takes num_stages 1 and no row unroll).
+num_stages > 1 is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
+usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data|bwd_weight] [--out FILE] [--stages 1,3]
+       [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128] [--splits 4,16,64]
+       [--from-default]; then on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
 The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments. With
---from-default: the default set's bf16 window instances of the op, once per non-zero register cap
-(the run script adds the uncapped ones)."""
+--from-default: the default set's uncapped bf16 window instances of the op, once per non-zero
+register cap (the run script adds the default set's own)."""
 
 import argparse
 import itertools
@@ -25,13 +26,14 @@ def _ints(text):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--op", choices=("fwd", "bwd_data"), default="fwd")
+    ap.add_argument("--op", choices=("fwd", "bwd_data", "bwd_weight"), default="fwd")
     ap.add_argument("--out", default="benchmarks/sweep_dw_window.json")
     ap.add_argument("--stages", type=_ints, default=(1, 3))
     ap.add_argument("--steps", type=_ints, default=(3, 7))
     ap.add_argument("--rows", type=_ints, default=(1, 3))
     ap.add_argument("--warps", type=_ints, default=(2, 4, 8))
     ap.add_argument("--max-registers", type=_ints, default=(0,), help="register caps (maxnreg; 0: none)")
+    ap.add_argument("--splits", type=_ints, default=(4, 16, 64), help="backward-weight: splits of the rows")
     ap.add_argument("--from-default", action="store_true",
                     help="cap the default set's bf16 window instances instead of the tile product")
     args = ap.parse_args()
@@ -52,26 +54,30 @@ def _capped_defaults(op, caps):
     reg.declare(f"grouped_conv_{op}", "default")
     inst = []
     for i in reg.of_op(f"grouped_conv_{op}"):
-        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16":
+        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16" and not i.key.max_registers:
             for cap in caps:
                 inst.append({"family": i.family, "key": {**i.key.to_dict(), "max_registers": cap}})
     return inst
 
 
 def _product(args):
-    strides = (1, 2) if args.op == "fwd" else (1,)
+    bwd_weight = args.op == "bwd_weight"
+    strides = (1,) if args.op == "bwd_data" else (1, 2)
+    stages, rows_unroll = ((1,), (1,)) if bwd_weight else (args.stages, args.rows)
+    splits = args.splits if bwd_weight else (0,)
     tiles = [t for t in TILES if t[2] in args.warps]
     inst = []
-    for (bh, bc, w), bw, steps, stride, stages, rows, cap in itertools.product(
-            tiles, (4, 8), args.steps, strides, args.stages, args.rows, args.max_registers):
+    for (bh, bc, w), bw, steps, stride, stages_, rows, cap, split in itertools.product(
+            tiles, (4, 8), args.steps, strides, stages, rows_unroll, args.max_registers, splits):
         key = {"dtype": "bf16", "channels_last": True, "block_p": bh * bw, "block_c": bc, "num_warps": w,
-               "num_stages": stages, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
+               "num_stages": stages_, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
                "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}
         if cap:
             key["max_registers"] = cap
+        if split:
+            key["split"] = split
         inst.append({"family": f"dw_win_{args.op}", "key": key})
     return inst
-
 
 if __name__ == "__main__":
     main()

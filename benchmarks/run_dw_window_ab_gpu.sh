@@ -11,6 +11,8 @@
 # then the GPU tests on GPU 0; everything under OUT in one archive, dw_ab_TAG.tgz.
 # usage: OUT=DIR [TEST_S=200] [BENCH_S=120] [FOUR=1] bash benchmarks/run_dw_window_ab_gpu.sh [TAG]
 set -u
+# FOUR=1 archives and removes what OUT holds: never the committed results folder.
+[ "${FOUR:-0}" = 1 ] && : "${OUT:?FOUR=1 needs OUT}"
 source benchmarks/device_prologue.sh
 set +e
 old=$PWD/.old/plugins/depthwise:$PWD/.old/plugins/grouped_conv
@@ -41,4 +43,6 @@ if [ "${TEST_S:-200}" -gt 0 ]; then
     -k "cl and (grouped_conv_fwd or grouped_conv_bwd_data)" 2>&1 | tail -3 | tee "$out/gpu_tests_dw_window_$tag.txt"
 fi
 python3 benchmarks/dw_roofline.py "$out/dw_roofline_window_$tag.json" "$out"/bench_dw_*_new_$tag.jsonl | tail -22
-[ "${FOUR:-0}" = 1 ] && tar czf "$out/dw_ab_$tag.tgz" -C "$out" --remove-files $(cd "$out" && ls | grep -v "\.tgz$")
+if [ "${FOUR:-0}" = 1 ]; then
+  tar czf "$out/dw_ab_$tag.tgz" -C "$out" --remove-files $(cd "$out" && ls | grep -v "\.tgz$")
+fi

@@ -41,7 +41,7 @@ bench_conv() {  # GPU OP SUITE NAME [PYTHONPATH]
 if [ -d .old/plugins ]; then
   python3 -c "
 import json
-open('/tmp/dw_rows.jsonl', 'w').writelines(l for l in open('benchmarks/suites/conv.jsonl') if (lambda r: r['C'] == r['G'])(json.loads(l)))"
+open('/tmp/dw_rows.jsonl', 'w').writelines(l for l in open('benchmarks/suites/conv.jsonl') if l.strip() and (lambda r: r['C'] == r['G'])(json.loads(l)))"
   old="$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise"
   (bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd; bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd_old "$old") &
   (bench_conv 1 grouped_conv_bwd_data /tmp/dw_rows.jsonl conv_bwd_data

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Sweep of sliding-window depthwise instances (SWEEP, default benchmarks/sweep_dw_window.json; OP
-# fwd or bwd_data, default fwd) on the bf16 depthwise rows of the public conv suite, each row
+# fwd, bwd_data or bwd_weight, default fwd) on the bf16 depthwise rows of the public conv suite, each row
 # validated against a float64 recomputation, after the depthwise GPU tests of the op (every default
 # dw_* instance that supports each case, against the reference; TEST_S=0 skips them). Prints per
 # row the best swept instance and the best of the default set's dw_win_OP instances measured in the
-# same run.
-# usage (device machine, repository root): OUT=/path [TEST_S=280] [SWEEP=FILE] [OP=fwd|bwd_data]
+# same run (backward-weight: its channels-last tap-by-tap dw_bwd_weight instances).
+# usage (device machine, repository root): OUT=/path [TEST_S=280] [SWEEP=FILE] [OP=fwd|bwd_data|bwd_weight]
 #        bash benchmarks/run_dw_window_sweep.sh
 set -u
 source benchmarks/device_setup.sh >/dev/null 2>&1
@@ -34,7 +34,10 @@ reg.declare(f"grouped_conv_{op}", "default")
 seen = {json.dumps(i["key"], sort_keys=True) for i in sweep["instances"]}
 for i in reg.of_op(f"grouped_conv_{op}"):
     k = i.key.to_dict()
-    if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16" and json.dumps(k, sort_keys=True) not in seen:
+    # Backward-weight windows are in no set yet: there the comparison is the tap-by-tap family's.
+    fams = (f"dw_win_{op}", "dw_bwd_weight") if op == "bwd_weight" else (f"dw_win_{op}",)
+    if (i.family in fams and i.key.dtype.value == "bf16" and i.key.channels_last
+            and json.dumps(k, sort_keys=True) not in seen):
         sweep["instances"].append({"family": i.family, "key": k})
 json.dump(sweep, open(f"/tmp/sweep_dw_window_all_{op}.json", "w"))
 print("instances", len(sweep["instances"]))

@@ -8,7 +8,8 @@
 #          gemm model measured on the bench's GPU model;
 #   GPU 3: the register-cap sweep of the depthwise window tiles (SWEEP, default
 #          benchmarks/sweep_dw_window_mr_fwd.json; benchmarks/run_dw_window_sweep.sh, no GPU tests).
-# usage: OUT=DIR [TUNE_S=330] [BENCH_S=150] bash benchmarks/run_gemm_suite_data.sh [TAG]
+# usage: OUT=DIR [TUNE_S=330] [BENCH_S=170] bash benchmarks/run_gemm_suite_data.sh [TAG]
+# (the split-tail GPU tests after the bench stop at 150 s)
 set -u
 source benchmarks/device_prologue.sh
 set +e
@@ -23,6 +24,6 @@ ckcore build gemm --workers 48 --json 2>&1 | cut -c1-200
 bench=$!
 ckcore tune gemm --suite /tmp/gemm_bf16_m1024.jsonl --out "$out/tune_gemm_bf16_m1024_$tag.jsonl.gz" --devices 1,2 \
   --max-seconds "${TUNE_S:-330}" 2> /tmp/tune_gemm_suite.log | tail -1 | cut -c1-300
-rm -f "$out"/*.lock
 wait $bench; cat "$out/gpu_0_$tag.txt"
 wait $sweep; tail -30 /tmp/dw_sweep.out
+rm -f "$out"/*.lock

@@ -1,5 +1,5 @@
 """The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight`` (tap by tap),
-and the sliding-window families ``dw_win_fwd`` and ``dw_win_bwd_data``: they serve the grouped
+and the sliding-window families ``dw_win_fwd``, ``dw_win_bwd_data`` and ``dw_win_bwd_weight``: they serve the grouped
 convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with the same
 kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
 
@@ -12,9 +12,11 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
-from .keys import DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowFwdKey, DwWindowKey
+from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
+                   DwWindowFwdKey, DwWindowKey)
 
-__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwBwdData", "DwBwdWeight", "FAMILIES", "MAX_WINDOW_COLUMNS"]
+__all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwWinBwdWeight", "DwBwdData", "DwBwdWeight",
+           "FAMILIES", "MAX_WINDOW_COLUMNS"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -62,11 +64,24 @@ class DwFamily(ConvFamily):
         tile = key.block_p * key.block_c
         if tile < threads:
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
-        tiles, budget = (key.unroll, 128) if self.direction == "bwd_weight" else (1, 64)
+        tiles, tile, budget = self._accumulators(key)
         if tiles * tile // threads > budget:
             reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
                            + (f" ({tiles} taps per pass)" if tiles > 1 else ""))
         return reasons + spatial_reasons(key)
+
+    def _accumulators(self, key: DwKey) -> tuple[int, int, int]:
+        """(fp32 tiles alive across the loop, elements per tile, budget per thread) for
+        :meth:`check`."""
+        return (key.unroll, key.block_p * key.block_c, 128) if self.direction == "bwd_weight" else (1, key.block_p * key.block_c, 64)
+
+    def _pixel_blocks(self, key: DwKey, p, grid, split: int) -> int:
+        """Pixel blocks of ``block_p`` the grid covers (the pixel waste's numerator)."""
+        if self.direction == "bwd_weight" and key.block_h:
+            return math.ceil(spatial_programs(key, p.N, p.as_3d()["out"]) / split) * split
+        if self.direction == "bwd_data" or key.block_h:
+            return grid[0]
+        return math.ceil(p.N * p.out_pixels / split / key.block_p) * split
 
     def bucket(self, key: DwKey):
         """(dtype, channels-last, any group count, C/G = 1) of the conv op's ``bucket``."""
@@ -112,12 +127,7 @@ class DwFamily(ConvFamily):
         chans = p.C if self.direction == "bwd_data" else p.K
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
-        if self.direction == "bwd_weight" and key.block_h:
-            blocks = math.ceil(spatial_programs(key, p.N, p.as_3d()["out"]) / split) * split
-        elif self.direction == "bwd_data" or key.block_h:
-            blocks = grid[0]
-        else:
-            blocks = math.ceil(pixels / split / key.block_p) * split
+        blocks = self._pixel_blocks(key, p, grid, split)
         return {**wave_features(grid[0] * grid[1] * grid[2], arch.sm_count),
                 "pixel_waste": blocks * key.block_p / pixels - 1.0,
                 "channel_waste": math.ceil(chans / key.block_c) * key.block_c / chans - 1.0,
@@ -227,10 +237,15 @@ class DwWindow(DwFamily):
     def template(self) -> str:
         return f"dw_win_{self.direction}.py.j2"
 
+    fixed: dict[str, tuple[int, str]] = {}
+    """Key fields a direction's kernels take one value of: field -> (value, why)."""
+
     def check(self, key: DwWindowKey, arch):
         """Plus (channels-last comes with ``block_h``): ``block_p`` = ``block_h`` · ``block_w``,
-        and at most :data:`MAX_WINDOW_COLUMNS` unrolled column loads per step (compile time)."""
+        at most :data:`MAX_WINDOW_COLUMNS` unrolled column loads per step (compile time), and the
+        family's :attr:`fixed` fields."""
         reasons = super().check(key, arch)
+        reasons += [f"{f}={getattr(key, f)}: {why}" for f, (v, why) in self.fixed.items() if getattr(key, f) != v]
         if key.block_p != key.block_h * key.block_w:
             reasons.append(f"block_p={key.block_p} != block_h·block_w = {key.block_h * key.block_w}")
         if key.columns > MAX_WINDOW_COLUMNS:
@@ -289,15 +304,46 @@ class DwWinBwdData(DwWindow, DwBwdData):
     name = "dw_win_bwd_data"
     key_cls = DwWindowBwdDataKey
 
-    def check(self, key, arch):
-        """Plus column stride 1 (multiplier one comes with ``block_h``)."""
-        reasons = super().check(key, arch)
-        if key.stride_w != 1:
-            reasons.append(f"stride_w={key.stride_w}: backward-data sliding windows are column stride 1")
-        return reasons
+    fixed = {"stride_w": (1, "backward-data sliding windows are column stride 1")}
 
     def _plane(self, p):
         return p.as_3d()["spatial"]
 
 
-FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight)
+class DwWinBwdWeight(DwWindow, DwBwdWeight):
+    """Backward-weight (:class:`DwWindowBwdWeightKey`): grid (channel blocks, split, filter
+    depth × rows × steps of ``unroll`` taps); a split's share is a range of blocks of
+    ``block_h`` rows of N·Do·Ho, each walked in blocks of ``block_w`` output columns. Partials and
+    their in-order sum as in :class:`DwBwdWeight`. In no kernel set until measured."""
+
+    name = "dw_win_bwd_weight"
+    key_cls = DwWindowBwdWeightKey
+
+    fixed = {"num_stages": (1, "backward-weight windows have no flat pipelined loop")}
+
+    def _accumulators(self, key):
+        """One tile per tap of the step and one dy tile per output column, each block_h × block_c."""
+        return key.unroll + key.block_w, key.block_h * key.block_c, 128
+
+    def _row_blocks(self, key, p) -> int:
+        d, h, _ = p.as_3d()["out"]
+        return math.ceil(p.N * d * h / key.block_h)
+
+    def _pixel_blocks(self, key, p, grid, split):
+        return math.ceil(self._row_blocks(key, p) / split) * split * math.ceil(p.as_3d()["out"][2] / key.block_w)
+
+    def grid(self, key, p):
+        return DwBwdWeight.grid(self, key, p)
+
+    def supports(self, key, p):
+        """The window rules (column stride and dilation), C/G = 1, and at least ``split`` blocks
+        of rows."""
+        reason = DwWindow.supports(self, key, p)
+        if reason is None and self._row_blocks(key, p) < key.split:
+            d, h, _ = p.as_3d()["out"]
+            return (f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}, "
+                    f"fewer than split={key.split}")
+        return reason
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight)

@@ -12,7 +12,8 @@ from ckcore import DType, KeyBase
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 from ck_plugin_grouped_conv.keys import Access, access_in
 
-__all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey", "DwWindowBwdDataKey"]
+__all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey",
+           "DwWindowBwdDataKey", "DwWindowBwdWeightKey"]
 
 
 @attrs.frozen(kw_only=True)
@@ -185,3 +186,26 @@ class DwWindowBwdDataKey(DwWindowKey):
     @property
     def unit_stride(self) -> bool:
         return True
+
+
+@attrs.frozen(kw_only=True)
+class DwWindowBwdWeightKey(DwWindowKey):
+    """Backward-weight (templates/dw_win_bwd_weight.py.j2): a program owns ``block_c`` channels,
+    one filter row (depth and height) and a step of ``unroll`` column taps, and a ``split``-th of
+    the rows of N·Do·Ho (in blocks of ``block_h``). Per block of rows and ``block_w`` output
+    columns it loads each dy column once and each x column of the step once
+    (:attr:`~DwWindowKey.columns`), and accumulates every (output column, tap) pair that reads
+    it into the tap's [block_h, block_c] fp32 tile; dy is read once per filter row and step.
+    The partials are combined as in :class:`DwBwdWeightKey` (``_k{split}``, deterministic).
+    Any channel multiplier (``multiplier_one`` as elsewhere); ``num_stages`` 1 only."""
+
+    direction: ClassVar[str] = "bwd_weight"
+    split: int = attrs.field(default=32, validator=int_in(1, 1024))
+
+    def passes(self, p) -> int:
+        """Programs per (channel block, split): filter depth × rows × steps of ``unroll`` taps."""
+        z, y, x = p.as_3d()["filter"]
+        return z * y * -(-x // self.unroll)
+
+    def _suffix(self) -> str:
+        return f"_k{self.split}" + super()._suffix()

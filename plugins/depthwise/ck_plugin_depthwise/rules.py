@@ -85,12 +85,16 @@ BW_OTHER_REGS = 96
 def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float, bw: float) -> float:
     """Backward-weight: dy and x are read once per pass of ``unroll`` taps (memory); the pixel
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
-    and registers bound the programs resident per SM (compute); the fp32 partials are written
-    and read once. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
+    and registers bound the programs resident per SM (compute; sliding windows hold a tile per
+    tap and per dy column of block_h × block_c); the fp32 partials are written and read once.
+    Not fitted to sliding-window measurements yet. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
     passes = key.passes(p)
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
-    regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
+    if isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and per dy column
+        regs = (key.unroll + key.block_w + 2) * key.block_h * key.block_c / threads + BW_OTHER_REGS
+    else:
+        regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
     resident = max(1, min(arch.regs_per_sm // int(regs * threads), arch.max_warps_per_sm // key.num_warps))
     blocks = math.ceil(p.K / key.block_c)
     programs = blocks * key.split * passes

@@ -61,3 +61,35 @@ def test_bwd_weight_is_bitwise_deterministic(reg):
     for inst in split[:3]:
         outs = [launch(reg, op, p, dict(tensors), instance=inst.name).clone() for _ in range(5)]
         assert all(torch.equal(outs[0], o) for o in outs[1:]), inst.name
+
+
+def _window_bwd_weight(reg, fields, p, dtype):
+    """dw_win_bwd_weight instances (in no kernel set yet) for ``p``: two tiles × 3 and 7 taps per
+    step, split 16 where the rows allow (else the most they allow)."""
+    d, h, _ = p.as_3d()["out"]
+    access = "a16" if fields["C"] % 16 == 0 else "v4"
+    out = []
+    for (bh, bw, bc, w), steps in [((8, 4, 64, 2), 3), ((8, 8, 64, 2), 7), ((16, 8, 32, 2), 3)]:
+        split = max(1, min(16, -(-p.N * d * h // bh)))
+        out.append(reg.add("dw_win_bwd_weight", {
+            "dtype": dtype, "channels_last": True, "block_p": bh * bw, "block_h": bh, "block_w": bw, "block_c": bc,
+            "num_warps": w, "access": access, "multiplier_one": fields["K"] == fields["G"], "unroll": steps,
+            "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1], "split": split}))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_window_backward_weight(reg, dtype, name):
+    """The sliding-window backward-weight kernels (not in a set: measured first) against the
+    reference on every case, channels-last; and bitwise the same over repeated runs."""
+    op = "grouped_conv_bwd_weight"
+    fields = CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    for inst in _window_bwd_weight(reg, fields, p, dtype):
+        assert reg.family(inst).supports(inst.key, p) is None, inst.name
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=False, seed=len(inst.name))
+    if dtype == "bf16":
+        tensors = reg.catalog.op(op).random_tensors(p, 0, "cuda")
+        outs = [launch(reg, op, p, dict(tensors), instance=inst.name).clone() for _ in range(3)]
+        assert all(torch.equal(outs[0], o) for o in outs[1:]), inst.name

@@ -374,26 +374,32 @@ WINDOW_CASES = {
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", sorted(WINDOW_CASES))
-@pytest.mark.parametrize("op", OPS[:2])
+@pytest.mark.parametrize("op", OPS)
 def test_sliding_window(tmp_path, op, case, dtype):
-    """dw_win_fwd and dw_win_bwd_data against the reference: 1-D, 2-D, 3-D, filters 1-31 (taps per
-    step dividing the filter width, or leaving 1-3 taps to the one-at-a-time remainder), column
-    dilation 2 compiled in; forward also column stride 2 and multiplier 2 (backward-data windows
-    are unit-stride, multiplier one: for them those cases run with stride 1 and multiplier one;
-    the refusals are tested below). Small tiles (4 output columns) so several column blocks,
+    """dw_win_fwd, dw_win_bwd_data and dw_win_bwd_weight against the reference: 1-D, 2-D, 3-D,
+    filters 1-31 (forward and backward-data: taps per step dividing the filter width, or leaving
+    1-3 taps to the one-at-a-time remainder; backward-weight: a last step with taps past the
+    filter), column dilation 2 compiled in; forward and backward-weight also column stride 2 and
+    multiplier 2 (backward-data windows are unit-stride, multiplier one: for them those cases run
+    with stride 1 and multiplier one; the refusals are tested below); backward-weight split in
+    two where the rows make two blocks. Small tiles (4 output columns) so several column blocks,
     ragged edges and padding are crossed."""
     fields, steps = WINDOW_CASES[case]
-    fwd = op == "grouped_conv_fwd"
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
     unit = all(s == 1 for s in fields["stride"]) and fields["K"] == fields["G"]
-    if not fwd and not unit:
+    if op == "grouped_conv_bwd_data" and not unit:
         fields = {**fields, "stride": [1] * fields["ndim"], "K": fields["G"]}
+    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    extra = {}
+    if op == "grouped_conv_bwd_weight":
+        d, h, _ = p.as_3d()["out"]
+        extra = {"split": 2 if p.N * d * h > 4 else 1}
     inst = r.add("dw_win_" + op[len("grouped_conv_"):], {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
                                 "block_c": 16, "num_warps": 1, "multiplier_one": fields["K"] == fields["G"],
                                 # 12 channels: v4 (the row offset hinted whole), else 32-bit offsets
                                 "access": "v4" if fields["C"] % 16 else "i32",
-                                "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1]})
-    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+                                "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1],
+                                **extra})
     assert r.family(inst).supports(inst.key, p) is None
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
@@ -468,13 +474,14 @@ def test_window_register_cap(tmp_path):
     assert_matches_reference(r, "grouped_conv_fwd", p, instance=capped.name, interpret=True)
 
 
+@pytest.mark.parametrize("kernel_set", ["default", "full"])
 @pytest.mark.parametrize("op", ["grouped_conv_fwd", "grouped_conv_bwd_data"])
-def test_default_set_register_caps(op, tmp_path):
-    """The default set caps the 8x8x64 window tile at 168 registers: 16-bit dtypes, unit column
+def test_default_set_register_caps(op, kernel_set, tmp_path):
+    """The default (and full) set caps the 8x8x64 window tile at 168 registers: 16-bit dtypes, unit column
     stride, multiplier one, ``a16``, 3, 5 and 7 taps per step (three per dtype); fp32 keeps none.
     Each capped instance has its uncapped twin in the set."""
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
-    r.declare(op, "default")
+    r.declare(op, kernel_set)
     win = [i for i in r.of_op(op) if i.family.startswith("dw_win")]
     capped = [i for i in win if i.key.max_registers]
     names = {i.name for i in win}
@@ -487,3 +494,35 @@ def test_default_set_register_caps(op, tmp_path):
         assert (k.max_registers, k.block_c, k.num_warps, k.stride_w, k.access, k.multiplier_one) == (168, 64, 2, 1, "a16", True)
         assert (k.block_h, k.block_w) == (8, 8)
         assert i.name.replace("_mr168", "") in names
+
+
+def test_backward_weight_window_rules(reg, tmp_path):
+    """dw_win_bwd_weight: in no kernel set (not measured yet); refuses num_stages > 1, more splits
+    than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
+    per dy column; the tap-by-tap family renders as before the shared reduction macro (its second
+    stage is the same text)."""
+    assert not [i for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    base = {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
+            "num_warps": 1, "multiplier_one": True, "access": "i32", "unroll": 3, "split": 4}
+    with pytest.raises(Exception, match="num_stages=3"):
+        r.add("dw_win_bwd_weight", {**base, "num_stages": 3})
+    with pytest.raises(Exception, match="fp32 accumulators per thread"):  # (3 + 32) tiles of 64 per thread
+        r.add("dw_win_bwd_weight", {**base, "block_w": 32, "block_p": 128, "block_h": 4, "block_c": 512, "num_warps": 1})
+    inst = r.add("dw_win_bwd_weight", base)
+    fam = r.family(inst)
+    assert fam.grid(inst.key, r.problem("grouped_conv_bwd_weight", **dw_case(2, 2, 16, 1, (9, 11), (3, 7), pad=1),
+                                        dtype="bf16", layout="nhwgc")) == (1, 4, 3 * 3)
+    p = r.problem("grouped_conv_bwd_weight", **dw_case(2, 1, 16, 1, (9, 9), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert "fewer than split=4" in fam.supports(inst.key, p)  # 9 rows: 3 blocks of 4
+    p = r.problem("grouped_conv_bwd_weight", **dw_case(2, 2, 16, 1, (9, 9), 3, stride=2, pad=1), dtype="bf16",
+                  layout="nhwgc")
+    assert "column stride" in fam.supports(inst.key, p)
+    text = render(fam, inst.key, r.arch)
+    assert "arrived = tl.atomic_add(lock_ptr + pid_c, 1, sem=\"acq_rel\")" in text
+    # Ranked like any candidate: a rules estimate, kernel and pair features.
+    p = r.problem("grouped_conv_bwd_weight", **dw_case(2, 4, 16, 1, (9, 11), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert fam.supports(inst.key, p) is None
+    assert 0 < fam.estimate_ms(inst.key, p, r.arch, r.device) < 1.0
+    feats = {**fam.features(inst.key), **fam.pair_features(inst.key, p, r.arch)}
+    assert feats["split"] == 4.0 and feats["passes"] == 3 and feats["loads_per_tap"] == 6 / 12
