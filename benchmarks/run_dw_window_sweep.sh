@@ -2,7 +2,8 @@
 # Sweep of sliding-window depthwise instances (SWEEP, default benchmarks/sweep_dw_window.json; OP
 # fwd, bwd_data or bwd_weight, default fwd) on the bf16 depthwise rows of the public conv suite, each row
 # validated against a float64 recomputation, after the depthwise GPU tests of the op (every default
-# dw_* instance that supports each case, against the reference; TEST_S=0 skips them). Prints per
+# dw_* instance that supports each case, against the reference; backward-weight also the window
+# kernels' own test, as they are in no set; TEST_S=0 skips them). Prints per
 # row the best swept instance and the best of the default set's dw_win_OP instances measured in the
 # same run (backward-weight: its channels-last tap-by-tap dw_bwd_weight instances).
 # usage (device machine, repository root): OUT=/path [TEST_S=280] [SWEEP=FILE] [OP=fwd|bwd_data|bwd_weight]
@@ -14,7 +15,7 @@ op=${OP:-fwd}
 sweep_file=${SWEEP:-benchmarks/sweep_dw_window.json}
 export CKCORE_CACHE_DIR=/tmp/ckwin/ck TRITON_CACHE_DIR=/tmp/ckwin/triton
 if [ "${TEST_S:-280}" -gt 0 ]; then
-  timeout "${TEST_S:-280}" python3 -m pytest -q -m gpu plugins/depthwise/tests/test_dw_gpu.py -k "grouped_conv_$op and cl" 2>&1 \
+  timeout "${TEST_S:-280}" python3 -m pytest -q -m gpu plugins/depthwise/tests/test_dw_gpu.py -k "(grouped_conv_$op and cl)$([ "$op" = bwd_weight ] && echo ' or window_backward_weight')" 2>&1 \
     | tail -4 > "$OUT/gpu_tests_dw_$op.txt"
   cat "$OUT/gpu_tests_dw_$op.txt"
 fi
