@@ -4,8 +4,10 @@ LightGBM's bagging draws rows by position, and a dataset's order is the order it
 appended, so the same measurements appended differently train different models. This reruns the
 trainer's 5-fold CV (same folds, parameters and ranker) on each dataset as stored, sorted by
 (problem, instance), and shuffled with a few seeds, and prints the held-out mean / P10 / min.
-With --served SUITE, the mean over that suite's problems (matched by name) and over the rest too.
+With --served SUITE, the mean over that suite's problems (matched by name) and over the rest too;
+with --no-bagging, the trainer's parameters without bagging (regressor and ranker).
 usage: python benchmarks/cv_row_order.py OP DATASET.jsonl.gz [DATASET ...] [--shuffles 2] [--served SUITE]
+       [--no-bagging]
 """
 
 import argparse
@@ -47,7 +49,11 @@ def main():
     ap.add_argument("datasets", nargs="+")
     ap.add_argument("--shuffles", type=int, default=2)
     ap.add_argument("--served", help="suite whose problems are reported apart")
+    ap.add_argument("--no-bagging", action="store_true", help="bagging_fraction 1 (regressor and ranker)")
     args = ap.parse_args()
+    if args.no_bagging:
+        off = {"bagging_fraction": 1.0, "bagging_freq": 0}
+        T.PARAMS, T.RANK_PARAMS = {**T.PARAMS, **off}, {**T.RANK_PARAMS, **off}
     served = {json.loads(line)["name"] for line in open(args.served)} if args.served else set()
     reg = Registry("sm_90")
     for path in args.datasets:
