@@ -12,35 +12,20 @@ usage: python benchmarks/cv_row_order.py OP DATASET.jsonl.gz [DATASET ...] [--sh
 
 import argparse
 import json
-import math
 import random
 
 import numpy as np
 
 from ckcore import Registry
 from ckcore import train as T
-from ckcore.heuristics.learned import feature_matrix, predict_matrix
 
 
-def held_out(rows):
-    """Held-out efficiency per problem name (the trainer's CV on ``rows``, in their order)."""
+def held_out(rows, params=None, rank_params=None):
+    """Held-out efficiency per problem (the trainer's 5-fold CV on ``rows``, in their order)."""
     names = sorted({f for r in rows for f in r["features"]})
     fold_of = T._folds([r["problem"] for r in rows], 5, 0)
-    rules = names.index("x_rules_log_ms")
-    eff = {}
-    for k in range(5):
-        train = [r for r in rows if fold_of[r["problem"]] != k]
-        test = [r for r in rows if fold_of[r["problem"]] == k]
-        booster = T._fit(train, names, T.PARAMS, T.ROUNDS)
-        ranker = T._fit_ranker(train, names, T.RANK_PARAMS, T.RANK_ROUNDS)
-        pred = predict_matrix(booster, feature_matrix([r["features"] for r in test], names), rules, ranker,
-                              T.RANK_WEIGHT)
-        by = {}
-        for r, s in zip(test, pred):
-            by.setdefault(r["problem"], []).append((s, r["instance"], math.exp(r["log_ms"])))
-        for p, items in by.items():
-            eff[p] = min(t for _, _, t in items) / sorted(items)[0][2]
-    return eff
+    held = T.held_out(rows, names, fold_of, 5, params=params, rank_params=rank_params)
+    return {p: e for p, (e, _, _) in T.efficiencies(*held).items()}
 
 
 def main():
@@ -51,9 +36,8 @@ def main():
     ap.add_argument("--served", help="suite whose problems are reported apart")
     ap.add_argument("--no-bagging", action="store_true", help="bagging_fraction 1 (regressor and ranker)")
     args = ap.parse_args()
-    if args.no_bagging:
-        off = {"bagging_fraction": 1.0, "bagging_freq": 0}
-        T.PARAMS, T.RANK_PARAMS = {**T.PARAMS, **off}, {**T.RANK_PARAMS, **off}
+    off = {"bagging_fraction": 1.0, "bagging_freq": 0} if args.no_bagging else {}
+    params = {"params": {**T.PARAMS, **off}, "rank_params": {**T.RANK_PARAMS, **off}}
     served = {json.loads(line)["name"] for line in open(args.served)} if args.served else set()
     reg = Registry("sm_90")
     for path in args.datasets:
@@ -65,7 +49,7 @@ def main():
             random.Random(seed).shuffle(rows)
             orders[f"shuffle {seed}"] = rows
         for label, rows in orders.items():
-            eff = held_out(rows)
+            eff = held_out(rows, **params)
             e = np.array(list(eff.values()))
             line = {"dataset": path, "order": label, "mean": round(float(e.mean()), 4),
                     "p10": round(float(np.percentile(e, 10)), 4), "min": round(float(e.min()), 4)}

@@ -15,6 +15,14 @@ rows = [json.loads(l) for l in open('benchmarks/suites/gemm.jsonl')]
 open(sys.argv[1], 'w').writelines(json.dumps(r) + '\n' for r in rows if r['dtype'] == 'bf16' and r['M'] >= 1024)" "$1"
 }
 
+# The depthwise rows (C/G = 1) of benchmarks/suites/conv.jsonl, written to FILE.
+dw_rows() {  # FILE
+  python3 -c "
+import json, sys
+rows = [json.loads(l) for l in open('benchmarks/suites/conv.jsonl') if l.strip()]
+open(sys.argv[1], 'w').writelines(json.dumps(r) + '\n' for r in rows if r['C'] == r['G'])" "$1"
+}
+
 # `ckcore bench gemm` of SUITE on one GPU into $out/bench_NAME_$tag.jsonl (at most BENCH_S s, default
 # 170), its summary line printed after NAME; PYTHONPATH, when given, chooses which plugin trees load.
 bench_gemm_on() {  # GPU SUITE NAME [PYTHONPATH]

@@ -11,7 +11,6 @@ usage: python benchmarks/drop_stale_rows.py DATASET.jsonl.gz --match REGEX --bef
 import argparse
 import json
 import re
-from pathlib import Path
 
 from ckcore.tune import Dataset
 
@@ -23,15 +22,11 @@ def main():
     ap.add_argument("--before", required=True, help="provenance dates before this are stale")
     ap.add_argument("--out", required=True, help="a new file (a dataset appends to an existing one)")
     args = ap.parse_args()
-    if Path(args.out).exists():
-        raise SystemExit(f"{args.out} exists: write to a new file, then move it")
-    pattern, out, dropped = re.compile(args.match), Dataset(args.out), []
+    pattern, kept, dropped = re.compile(args.match), [], []
     for r in Dataset(args.dataset).rows():
-        if pattern.search(r["instance"]) and r["provenance"]["date"] < args.before:
-            dropped.append(r)
-        else:
-            out.append(r)
-    out.compact()
+        stale = pattern.search(r["instance"]) and r["provenance"]["date"] < args.before
+        (dropped if stale else kept).append(r)
+    Dataset.create(args.out, kept)
     for r in dropped:
         print(f"{r['provenance']['date'][:19]}  {r['time_ms'] * 1e3 if r['time_ms'] else float('nan'):9.1f} us  "
               f"{r['instance']}  {r['problem_name']}")

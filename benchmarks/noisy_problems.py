@@ -18,7 +18,6 @@ usage: python benchmarks/noisy_problems.py DATASET.jsonl.gz [--spread 1.5] [--fr
 import argparse
 import collections
 import json
-from pathlib import Path
 
 from ckcore.tune import Dataset
 
@@ -54,23 +53,17 @@ def main():
 
 
 def split_out(rows, names: set[str], drop: str, suite_path: str) -> None:
-    """Write the dataset ``rows`` without the problems ``names`` to ``drop`` (a new dataset) and
-    those problems as a suite to ``suite_path``, for ``ckcore tune OP --suite`` to measure them
-    again, every pair. :raises SystemExit: ``drop`` exists (a dataset appends to its file, so
-    writing over the input would keep every row and add copies)."""
-    if Path(drop).exists():
-        raise SystemExit(f"{drop} exists: write the dataset without the problems to a new file, then move it")
-    out, suite = Dataset(drop), {}
+    """Write the dataset ``rows`` without the problems ``names`` to ``drop`` (a new dataset:
+    :meth:`~ckcore.tune.Dataset.create` refuses an existing file) and those problems as a suite to
+    ``suite_path``, for ``ckcore tune OP --suite`` to measure them again, every pair."""
+    suite = {}
     for r in rows:
         if r["problem_name"] in names:
             suite.setdefault(r["problem_name"], {"op": r["op"], "name": r["problem_name"], **r["problem"]})
-        else:
-            out.append(r)
-    out.compact()
+    Dataset.create(drop, (r for r in rows if r["problem_name"] not in names))
     with open(suite_path, "w") as f:
         for line in suite.values():
             f.write(json.dumps(line) + "\n")
-
 
 if __name__ == "__main__":
     main()

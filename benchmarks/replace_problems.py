@@ -8,7 +8,6 @@ usage: python benchmarks/replace_problems.py DATASET.jsonl.gz NEW.jsonl.gz --out
 
 import argparse
 import json
-from pathlib import Path
 
 from ckcore.tune import Dataset
 
@@ -19,19 +18,12 @@ def main():
     ap.add_argument("new")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    if Path(args.out).exists():
-        raise SystemExit(f"{args.out} exists: write to a new file, then move it")
     new = list(Dataset(args.new).rows())
     names = {r["problem_name"] for r in new}
-    out, dropped = Dataset(args.out), 0
-    for r in Dataset(args.dataset).rows():
-        if r["problem_name"] in names:
-            dropped += 1
-        else:
-            out.append(r)
-    for r in new:
-        out.append(r)
-    out.compact()
+    old = list(Dataset(args.dataset).rows())
+    kept = [r for r in old if r["problem_name"] not in names]
+    dropped = len(old) - len(kept)
+    Dataset.create(args.out, kept + new)
     print(json.dumps({"problems": len(names), "rows_dropped": dropped, "rows_added": len(new), "out": args.out}))
 
 

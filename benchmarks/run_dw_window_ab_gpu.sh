@@ -16,10 +16,7 @@ set -u
 source benchmarks/device_prologue.sh
 set +e
 old=$PWD/.old/plugins/depthwise:$PWD/.old/plugins/grouped_conv
-python3 -c "
-import json
-rows = [json.loads(l) for l in open('benchmarks/suites/conv.jsonl') if l.strip()]
-open('/tmp/dw_suite.jsonl', 'w').writelines(json.dumps(r) + '\n' for r in rows if r['C'] == r['G'])"
+dw_rows /tmp/dw_suite.jsonl
 bench_dw() {  # OP SIDE [SUFFIX]: one bench of the depthwise rows, this tree (new) or .old/ (old)
   local path=""; [ "$2" = old ] && path=$old
   PYTHONPATH=$path timeout "${BENCH_S:-120}" ckcore bench "$1" --suite /tmp/dw_suite.jsonl \

@@ -12,7 +12,7 @@
 set -u
 res=/tmp/w
 mkdir -p "$res/datasets" "$res/models"
-source benchmarks/device_setup.sh
+source benchmarks/device_prologue.sh
 set +e
 export CKCORE_CACHE_DIR=/tmp/ckw/ck TRITON_CACHE_DIR=/tmp/ckw/triton
 models=plugins/grouped_conv/ck_plugin_grouped_conv/models
@@ -39,9 +39,7 @@ bench_conv() {  # GPU OP SUITE NAME [PYTHONPATH]
     --out "$res/bench_$4.jsonl" > "$res/bench_$4.txt" 2>&1
 }
 if [ -d .old/plugins ]; then
-  python3 -c "
-import json
-open('/tmp/dw_rows.jsonl', 'w').writelines(l for l in open('benchmarks/suites/conv.jsonl') if l.strip() and (lambda r: r['C'] == r['G'])(json.loads(l)))"
+  dw_rows /tmp/dw_rows.jsonl
   old="$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise"
   (bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd; bench_conv 0 grouped_conv_fwd /tmp/dw_rows.jsonl conv_fwd_old "$old") &
   (bench_conv 1 grouped_conv_bwd_data /tmp/dw_rows.jsonl conv_bwd_data

@@ -137,18 +137,26 @@ def _folds(problems: Sequence[str], k: int, seed: int) -> dict[str, int]:
     return {names[i]: n % k for n, i in enumerate(order)}
 
 
-def evaluate(rows: Sequence[dict], scores: Sequence[float]) -> dict[str, float]:
-    """Efficiency and accuracy of picking the lowest score per problem (see the module docstring)."""
+def efficiencies(rows: Sequence[dict], scores: Sequence[float]) -> dict[str, tuple[float, bool, bool]]:
+    """Per problem: (oracle time / time of the lowest-scored row, whether that row is the oracle,
+    whether the oracle is among the 5 lowest-scored), ties broken by instance name as the
+    heuristics do at run time."""
     by_problem: dict[str, list[tuple[float, str, float]]] = {}
     for r, s in zip(rows, scores):
         by_problem.setdefault(r["problem"], []).append((s, r["instance"], math.exp(r["log_ms"])))
-    eff, top1, top5 = [], 0, 0
-    for items in by_problem.values():
+    out = {}
+    for problem, items in by_problem.items():
         oracle = min(t for _, _, t in items)
-        ranked = sorted(items)  # ties broken by instance name, as the heuristics do at run time
-        eff.append(oracle / ranked[0][2])
-        top1 += ranked[0][2] == oracle
-        top5 += any(t == oracle for _, _, t in ranked[:5])
+        ranked = sorted(items)
+        out[problem] = (oracle / ranked[0][2], ranked[0][2] == oracle, any(t == oracle for _, _, t in ranked[:5]))
+    return out
+
+
+def evaluate(rows: Sequence[dict], scores: Sequence[float]) -> dict[str, float]:
+    """Efficiency and accuracy of picking the lowest score per problem (see the module docstring)."""
+    per = efficiencies(rows, scores).values()
+    eff = [e for e, _, _ in per]
+    top1, top5 = sum(t1 for _, t1, _ in per), sum(t5 for _, _, t5 in per)
     if not eff:
         raise ValueError("no problems to evaluate")
     e = np.array(eff)
@@ -185,6 +193,27 @@ def _fit_ranker(rows, names, params, rounds):
                                                    free_raw_data=False), num_boost_round=rounds)
 
 
+def held_out(rows, names, fold_of: dict[str, int], folds: int, *, rounds: int = ROUNDS, rank_weight: float = RANK_WEIGHT,
+             rank_rounds: int = RANK_ROUNDS, params: dict | None = None, rank_params: dict | None = None):
+    """(rows, predicted log ms) of the cross-validation: each fold's rows predicted by models
+    fitted on the other folds (``params`` / ``rank_params``: LightGBM's, default the shipped
+    :data:`PARAMS` / :data:`RANK_PARAMS`)."""
+    params, rank_params = params or PARAMS, rank_params or RANK_PARAMS
+    rules_column = names.index("x_rules_log_ms")
+    held_rows, held_pred = [], []
+    for k in range(folds):
+        train_rows = [r for r in rows if fold_of[r["problem"]] != k]
+        test_rows = [r for r in rows if fold_of[r["problem"]] == k]
+        if not test_rows or not train_rows:
+            continue
+        booster = _fit(train_rows, names, params, rounds)
+        ranker = _fit_ranker(train_rows, names, rank_params, rank_rounds) if rank_weight else None
+        x = feature_matrix([r["features"] for r in test_rows], names)
+        held_rows += test_rows
+        held_pred += list(predict_matrix(booster, x, rules_column, ranker, rank_weight))
+    return held_rows, held_pred
+
+
 def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | None = None, *, folds: int = 5,
           seed: int = 0, rounds: int = ROUNDS, rank_weight: float = RANK_WEIGHT,
           rank_rounds: int = RANK_ROUNDS) -> dict[str, Any]:
@@ -197,18 +226,8 @@ def train(registry, op: str, paths: Sequence[str | Path], out_dir: str | Path | 
         raise ValueError(f"need at least {folds} problems of op {op!r} with ok rows in {list(map(str, paths))}")
     names = sorted({f for r in rows for f in r["features"]})
     fold_of = _folds([r["problem"] for r in rows], folds, seed)
-    rules_column = names.index("x_rules_log_ms")
-    held_rows, held_pred = [], []
-    for k in range(folds):
-        train_rows = [r for r in rows if fold_of[r["problem"]] != k]
-        test_rows = [r for r in rows if fold_of[r["problem"]] == k]
-        if not test_rows or not train_rows:
-            continue
-        booster = _fit(train_rows, names, PARAMS, rounds)
-        ranker = _fit_ranker(train_rows, names, RANK_PARAMS, rank_rounds) if rank_weight else None
-        x = feature_matrix([r["features"] for r in test_rows], names)
-        held_rows += test_rows
-        held_pred += list(predict_matrix(booster, x, rules_column, ranker, rank_weight))
+    held_rows, held_pred = held_out(rows, names, fold_of, folds, rounds=rounds, rank_weight=rank_weight,
+                                    rank_rounds=rank_rounds)
     metrics = {"lightgbm": evaluate(held_rows, held_pred),
                "rules": evaluate(held_rows, [r["rules_ms"] for r in held_rows])}
     booster = _fit(rows, names, PARAMS, rounds)

@@ -138,6 +138,16 @@ def test_compact_keeps_rows_and_refuses_a_damaged_tail(tmp_path):
     assert [r["i"] for r in ds.rows()] == list(range(51))
 
 
+def test_create_writes_a_new_dataset_and_refuses_an_existing_file(tmp_path):
+    ds = Dataset.create(tmp_path / "d.jsonl.gz", ({"i": i} for i in range(5)))
+    assert [r["i"] for r in ds.rows()] == list(range(5))
+    ds.append({"i": 5})  # appends follow the single member
+    assert [r["i"] for r in ds.rows()] == list(range(6))
+    with pytest.raises(FileExistsError, match="exists"):
+        Dataset.create(ds.path, [{"i": 0}])
+    assert len(list(ds.rows())) == 6
+
+
 def test_kernel_set_file_measures_only_its_instances_of_the_op(tmp_path):
     from ckcore import Registry, Settings
 

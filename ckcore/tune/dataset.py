@@ -16,7 +16,7 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from filelock import FileLock
 
@@ -97,6 +97,28 @@ class Dataset:
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
+    @classmethod
+    def create(cls, path: str | Path, rows: Iterable[dict[str, Any]]) -> "Dataset":
+        """A new dataset at ``path`` holding ``rows``, written once as one gzip member (a
+        derived dataset: some rows of another left out or replaced).
+        :raises FileExistsError: ``path`` exists (appending to it would keep its rows)."""
+        ds = cls(path)
+        if ds.path.exists():
+            raise FileExistsError(f"{ds.path} exists: write the dataset to a new file, then move it")
+        with ds._lock():
+            ds._write_all(rows)
+        return ds
+
+    def _write_all(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Replace the file with ``rows`` as one gzip member, atomically (the caller holds the lock)."""
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
+            for r in rows:
+                f.write((json.dumps(r, sort_keys=True) + "\n").encode())
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
     def _lock(self) -> FileLock:
         """Serialises writers of this dataset (appends, repair, compact) across processes."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,13 +185,7 @@ class Dataset:
             rows, end = self._scan()
             if end != self.path.stat().st_size:
                 return  # a damaged tail: leave the file to repair(), never drop bytes here
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as f:
-                for r in rows:
-                    f.write((json.dumps(r, sort_keys=True) + "\n").encode())
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            self._write_all(rows)
 
     def done(self, prov_id: str) -> set[tuple[str, str, str]]:
         """(op, problem name, instance) pairs already measured with provenance ``prov_id``."""

@@ -333,12 +333,13 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return math.ceil(self._row_blocks(key, p) / split) * split * math.ceil(p.as_3d()["out"][2] / key.block_w)
 
     def grid(self, key, p):
+        """:class:`DwBwdWeight`'s (DwWindow's comes first in the method order)."""
         return DwBwdWeight.grid(self, key, p)
 
     def supports(self, key, p):
         """The window rules (column stride and dilation), C/G = 1, and at least ``split`` blocks
         of rows."""
-        reason = DwWindow.supports(self, key, p)
+        reason = super().supports(key, p)
         if reason is None and self._row_blocks(key, p) < key.split:
             d, h, _ = p.as_3d()["out"]
             return (f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}, "
