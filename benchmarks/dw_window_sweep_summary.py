@@ -1,6 +1,7 @@
 """Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best
 instance measured (swept, or of the default set the script adds), the best default-set instance, and the best with each value of num_stages, unroll_rows,
-block_w and num_warps (µs); then the geomean of each of those against the best swept.
+block_w, num_warps and split (µs; the fields an instance's key has: the tap-by-tap backward-weight
+instances have no window fields, the windows of forward and backward-data no split); then the geomean of each of those against the best swept.
 usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz [OP, default grouped_conv_fwd]"""
 
 import collections
@@ -21,7 +22,7 @@ def main(path, op="grouped_conv_fwd"):
         r = json.loads(line)
         if r["status"] == "ok":
             by[r["problem_name"]].append(r)
-    fields = ("num_stages", "unroll_rows", "block_w", "num_warps")
+    fields = ("num_stages", "unroll_rows", "block_w", "num_warps", "split")
     ratios = collections.defaultdict(list)
     for name, rs in sorted(by.items()):
         best = min(rs, key=lambda r: r["time_ms"])
@@ -32,8 +33,8 @@ def main(path, op="grouped_conv_fwd"):
             ratios["default"].append(best["time_ms"] / bd["time_ms"])
             cells.append(f"default {bd['time_ms'] * 1e3:6.1f}")
         for f in fields:
-            for v in sorted({r["key"][f] for r in rs}):
-                sub = [r for r in rs if r["key"][f] == v]
+            for v in sorted({r["key"][f] for r in rs if f in r["key"]}):
+                sub = [r for r in rs if r["key"].get(f) == v]
                 t = min(r["time_ms"] for r in sub)
                 ratios[f"{f}={v}"].append(best["time_ms"] / t)
         print(f"{name.removeprefix(op + '.')[:63]:64s} best {best['time_ms'] * 1e3:6.1f} {best['instance'].removeprefix('dw_win_'):56s} " + " ".join(cells))

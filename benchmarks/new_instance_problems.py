@@ -6,9 +6,10 @@ only the new pairs would put times from another machine next to the old ones wit
 selection learns from the order within a problem; so every pair of those problems is measured
 again (``ckcore tune OP --suite SUITE``), as ``benchmarks/remeasure_noisy.sh`` does for noisy ones.
 Prints the problems; with ``--drop OUT.jsonl.gz --suite OUT.jsonl`` writes the dataset without
-their rows and a suite of them.
+their rows and a suite of them. With ``--missing``, only the problems where a matching candidate has
+no row (rows dropped as stale, or never measured) count as served.
 usage: python benchmarks/new_instance_problems.py OP DATASET.jsonl.gz --match REGEX
-       [--set default] [--drop OUT.jsonl.gz --suite OUT.jsonl]
+       [--set default] [--missing] [--drop OUT.jsonl.gz --suite OUT.jsonl]
 """
 
 import argparse
@@ -27,6 +28,7 @@ def main():
     ap.add_argument("dataset")
     ap.add_argument("--match", required=True, help="regular expression on instance names: the new instances")
     ap.add_argument("--set", default="default")
+    ap.add_argument("--missing", action="store_true", help="only problems where a matching candidate has no row")
     ap.add_argument("--drop")
     ap.add_argument("--suite")
     args = ap.parse_args()
@@ -37,10 +39,14 @@ def main():
     new = re.compile(args.match)
     rows = list(Dataset(args.dataset).rows())
     problems = {r["problem_name"]: r["problem"] for r in rows}
+    measured = {}
+    for r in rows:
+        measured.setdefault(r["problem_name"], set()).add(r["instance"])
     served = {}
     for name, fields in problems.items():
         cands, _ = reg.candidates(reg.problem(args.op, **fields))
-        hits = sum(bool(new.search(c.instance.name)) for c in cands)
+        hits = sum(bool(new.search(c.instance.name)) and not (args.missing and c.instance.name in measured[name])
+                   for c in cands)
         if hits:
             served[name] = (hits, len(cands))
     for name, (hits, total) in sorted(served.items()):

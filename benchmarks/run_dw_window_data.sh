@@ -8,7 +8,11 @@
 # conv suite, or, where .old/ holds another commit's grouped-conv and depthwise plugins
 # (`git archive REV plugins/grouped_conv plugins/depthwise | tar -x -C .old`, carried), the
 # suite's depthwise rows with this tree and then with .old/ on the same GPU. Results: $OUT/w.tgz.
-# usage: OUT=/path [SUITES=dw_win] [TUNE_S=260] [BENCH_S=170] bash benchmarks/run_dw_window_data.sh
+# With SWEEP_OP=bwd_weight (or fwd, bwd_data), backward-data is measured on GPU 2 alone and GPU 3 runs
+# benchmarks/run_dw_window_sweep.sh for that op at the same time (SWEEP file, TEST_S; into $OUT/sweep).
+# BENCH_S=0 skips the benches and the roofline (the models are still retrained and returned).
+# usage: OUT=/path [SUITES=dw_win] [TUNE_S=260] [BENCH_S=170] [SWEEP_OP=op SWEEP=FILE TEST_S=150]
+#        bash benchmarks/run_dw_window_data.sh
 set -u
 res=/tmp/w
 mkdir -p "$res/datasets" "$res/models"
@@ -16,15 +20,21 @@ source benchmarks/device_prologue.sh
 set +e
 export CKCORE_CACHE_DIR=/tmp/ckw/ck TRITON_CACHE_DIR=/tmp/ckw/triton
 models=plugins/grouped_conv/ck_plugin_grouped_conv/models
+if [ -n "${SWEEP_OP:-}" ]; then
+  mkdir -p "$OUT/sweep"
+  (CUDA_VISIBLE_DEVICES=3 OP=$SWEEP_OP OUT=$OUT/sweep TUNE_S=${TUNE_S:-260} \
+   bash benchmarks/run_dw_window_sweep.sh > "$OUT/sweep/sweep.txt" 2>&1) &
+fi
 for op in grouped_conv_fwd grouped_conv_bwd_data; do
   cp "benchmarks/datasets/${op}_h200.jsonl.gz" "$res/datasets/"
   ckcore build $op --workers 8 > "$res/build_$op.txt" 2>&1 &
+  builds="${builds:-} $!"
 done
-wait
+wait $builds
 ckcore tune grouped_conv_fwd --suite "benchmarks/suites/tune_${SUITES:-dw_win}_fwd.jsonl" --out "$res/datasets/grouped_conv_fwd_h200.jsonl.gz" \
   --devices 0,1 --max-seconds "${TUNE_S:-260}" 2>"$res/tune_fwd.log" | tail -1 > "$res/tune_fwd.json" &
 ckcore tune grouped_conv_bwd_data --suite "benchmarks/suites/tune_${SUITES:-dw_win}_bwd_data.jsonl" --out "$res/datasets/grouped_conv_bwd_data_h200.jsonl.gz" \
-  --devices 2,3 --max-seconds "${TUNE_S:-260}" 2>"$res/tune_bwd_data.log" | tail -1 > "$res/tune_bwd_data.json" &
+  --devices "$([ -n "${SWEEP_OP:-}" ] && echo 2 || echo 2,3)" --max-seconds "${TUNE_S:-260}" 2>"$res/tune_bwd_data.log" | tail -1 > "$res/tune_bwd_data.json" &
 wait
 cat "$res"/tune_*.json
 rm -f "$res"/datasets/*.lock
@@ -34,6 +44,10 @@ done
 wait
 tail -n 4 "$res"/train_*.txt
 cp "$models"/grouped_conv_{fwd,bwd_data}_sm_90.* "$res/models/"
+if [ "${BENCH_S:-170}" = 0 ]; then
+  tar czf "$OUT/w.tgz" -C /tmp w
+  exit 0
+fi
 bench_conv() {  # GPU OP SUITE NAME [PYTHONPATH]
   PYTHONPATH=${5:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench "$2" --suite "$3" \
     --out "$res/bench_$4.jsonl" > "$res/bench_$4.txt" 2>&1

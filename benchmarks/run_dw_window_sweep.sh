@@ -9,7 +9,7 @@
 # usage (device machine, repository root): OUT=/path [TEST_S=280] [SWEEP=FILE] [OP=fwd|bwd_data|bwd_weight]
 #        bash benchmarks/run_dw_window_sweep.sh
 set -u
-source benchmarks/device_setup.sh >/dev/null 2>&1
+[ -n "${CKCORE_DEVICE_READY:-}" ] || source benchmarks/device_setup.sh >/dev/null 2>&1
 set +e
 op=${OP:-fwd}
 sweep_file=${SWEEP:-benchmarks/sweep_dw_window.json}
