@@ -190,11 +190,35 @@ def _window_keys(family, dtype, full):
             for (bh, bw, bc, w), access, m1, steps, stride, dil, cap in combos]
 
 
+# Backward-weight windows: (block_h, block_w, block_c, num_warps) tiles × (taps per step, column
+# stride) × splits of the rows. From a sweep of 144 bf16 instances (the tiles of
+# benchmarks/make_dw_window_sweep.py × 4 or 8 columns × 3 or 7 taps × column stride 1, 2 × splits
+# 4, 16, 64) on the suite's 18 bf16 depthwise rows against the tap-by-tap default instances
+# (four H200s, 2026-11-26, benchmarks/run_models_ab_gpu.sh; benchmarks/results/
+# dw_window_sweep_bwd_weight_h200.jsonl.gz): the tap-by-tap defaults' best came to 0.775 of the best
+# measured (geomean; windows best on 14 rows); a greedy choice of (tile, taps, stride) with every
+# split reached 0.905 with one, 0.985 with four, 0.998 with six and 1.000 with the eight here, all of
+# 8 columns.
+_WINDOW_BWD_WEIGHT = [((32, 8, 32, 4), 3, 1), ((16, 8, 32, 2), 7, 1), ((16, 8, 64, 4), 3, 1),
+                      ((16, 8, 32, 2), 3, 2), ((32, 8, 32, 4), 7, 1), ((8, 8, 64, 2), 3, 2),
+                      ((16, 8, 32, 2), 3, 1), ((8, 8, 64, 2), 3, 1)]
+_WINDOW_SPLITS = (4, 16, 64)
+
+
+def _window_bwd_weight_keys(family, dtype):
+    """Backward-weight windows: :data:`_WINDOW_BWD_WEIGHT` × :data:`_WINDOW_SPLITS`, multiplier
+    one, ``a16``, channels-last (both sets)."""
+    return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access="a16",
+                           multiplier_one=True, unroll=steps, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1,
+                           split=split)
+            for ((bh, bw, bc, w), steps, stride), split in itertools.product(_WINDOW_BWD_WEIGHT, _WINDOW_SPLITS)]
+
+
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     if issubclass(family.key_cls, DwWindowKey):
-        if family.direction == "bwd_weight":  # not measured yet: kernel-set files and sweeps only
-            return []
+        if family.direction == "bwd_weight":
+            return [k for dtype in DType for k in _window_bwd_weight_keys(family, dtype) if not family.check(k, arch)]
         return [k for dtype in DType for k in _window_keys(family, dtype, full) if not family.check(k, arch)]
     for dtype in DType:
         for channels_last in (True, False):

@@ -64,8 +64,9 @@ def test_bwd_weight_is_bitwise_deterministic(reg):
 
 
 def _window_bwd_weight(reg, fields, p, dtype):
-    """dw_win_bwd_weight instances (in no kernel set yet) for ``p``: two tiles × 3 and 7 taps per
-    step, split 16 where the rows allow (else the most they allow)."""
+    """dw_win_bwd_weight instances beyond the default set's for ``p`` (4-column tiles, ``v4`` where
+    the channels are not a multiple of 16, any multiplier, stride and dilation): three (tile, taps per step)
+    pairs, split 16 where the rows allow (else the most they allow)."""
     d, h, _ = p.as_3d()["out"]
     access = "a16" if fields["C"] % 16 == 0 else "v4"
     out = []

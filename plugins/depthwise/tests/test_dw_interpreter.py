@@ -91,6 +91,9 @@ def test_every_default_instance(reg, op, dtype, cl):
         # halve the interpreter's work on the split instances' large planes.
         fields = dw_case(2, 1, 32 if cl else 16, 1, (side, side if cl else 16 * max(1, side // 16)), filt, pad=pad,
                          stride=getattr(inst.key, "stride_w", 1))
+        if inst.family == "dw_win_bwd_weight":  # split blocks of block_h rows of N·Ho: tall, 5 columns
+            s, rows = inst.key.stride_w, -(-split * inst.key.block_h // 2)
+            fields = dw_case(2, 2, 32, 1, ((rows - 1) * s + 1, 4 * s + 1), 1, stride=s)
         p = reg.problem(op, **fields, dtype=dtype, layout=layout(2, cl))
         assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
@@ -497,11 +500,14 @@ def test_default_set_register_caps(op, kernel_set, tmp_path):
 
 
 def test_backward_weight_window_rules(reg, tmp_path):
-    """dw_win_bwd_weight: in no kernel set (not measured yet); refuses num_stages > 1, more splits
+    """dw_win_bwd_weight: in the default set, 8-column tiles × three splits per dtype (sets.py);
+    refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
     per dy column; the tap-by-tap family renders as before the shared reduction macro (its second
     stage is the same text)."""
-    assert not [i for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
+    win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
+    assert len(win) == 3 * 8 * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
+    assert all(k.channels_last and k.multiplier_one and k.access == "a16" for k in win)
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
     base = {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
             "num_warps": 1, "multiplier_one": True, "access": "i32", "unroll": 3, "split": 4}
