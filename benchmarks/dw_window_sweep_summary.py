@@ -1,7 +1,9 @@
 """Per row of a sliding-window sweep dataset (benchmarks/run_dw_window_sweep.sh): the best
-instance measured (swept, or of the default set the script adds), the best default-set instance, and the best with each value of num_stages, unroll_rows,
-block_w, num_warps and split (µs; the fields an instance's key has: the tap-by-tap backward-weight
-instances have no window fields, the windows of forward and backward-data no split); then the geomean of each of those against the best swept.
+instance measured (swept, or of the default set the script adds), the best default-set instance,
+and the best with each value of num_stages, unroll_rows, block_w, num_warps, split and
+filter_rows (µs; the fields an instance's key has: the tap-by-tap backward-weight instances have
+no window fields, the windows of forward and backward-data no split); then the geomean of each of
+those against the best swept.
 usage: python benchmarks/dw_window_sweep_summary.py SWEEP.jsonl.gz [OP, default grouped_conv_fwd]"""
 
 import collections
@@ -22,7 +24,7 @@ def main(path, op="grouped_conv_fwd"):
         r = json.loads(line)
         if r["status"] == "ok":
             by[r["problem_name"]].append(r)
-    fields = ("num_stages", "unroll_rows", "block_w", "num_warps", "split")
+    fields = ("num_stages", "unroll_rows", "block_w", "num_warps", "split", "filter_rows")
     ratios = collections.defaultdict(list)
     for name, rs in sorted(by.items()):
         best = min(rs, key=lambda r: r["time_ms"])

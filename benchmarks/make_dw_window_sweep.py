@@ -6,11 +6,13 @@ unrolled or not (× splits, backward-weight: --splits; it takes num_stages 1 and
 num_stages > 1 is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
 usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data|bwd_weight] [--out FILE] [--stages 1,3]
        [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128] [--splits 4,16,64]
-       [--from-default]; then on the GPU:
+       [--from-default [--filter-rows 2,3 [--block-w 4]]]; then on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
 The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments. With
 --from-default: the default set's uncapped bf16 window instances of the op, once per non-zero
-register cap (the run script adds the default set's own)."""
+register cap, and (backward-weight, --filter-rows) once per number of filter rows per program
+above 1 (and per --block-w) that the family's static check accepts (the run script adds the
+default set's own)."""
 
 import argparse
 import itertools
@@ -36,9 +38,14 @@ def main():
     ap.add_argument("--splits", type=_ints, default=(4, 16, 64), help="backward-weight: splits of the rows")
     ap.add_argument("--from-default", action="store_true",
                     help="cap the default set's bf16 window instances instead of the tile product")
+    ap.add_argument("--filter-rows", type=_ints, default=(1,),
+                    help="with --from-default, backward-weight: filter rows per program (1: none)")
+    ap.add_argument("--block-w", type=_ints, default=(),
+                    help="with --filter-rows: also each instance with these output columns per program")
     args = ap.parse_args()
     if args.from_default:
-        inst = _capped_defaults(args.op, [c for c in args.max_registers if c])
+        inst = _capped_defaults(args.op, [c for c in args.max_registers if c], [r for r in args.filter_rows if r > 1],
+                                args.block_w)
     else:
         inst = _product(args)
     with open(args.out, "w") as f:
@@ -47,7 +54,9 @@ def main():
     print(args.out, len(inst))
 
 
-def _capped_defaults(op, caps):
+def _capped_defaults(op, caps, filter_rows=(), block_ws=()):
+    import attrs
+
     from ckcore import Registry
 
     reg = Registry("sm_90")
@@ -57,6 +66,10 @@ def _capped_defaults(op, caps):
         if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16" and not i.key.max_registers:
             for cap in caps:
                 inst.append({"family": i.family, "key": {**i.key.to_dict(), "max_registers": cap}})
+            for rows, bw in itertools.product(filter_rows, sorted({i.key.block_w, *block_ws})):
+                key = attrs.evolve(i.key, filter_rows=rows, block_w=bw, block_p=i.key.block_h * bw)
+                if not reg.family(i).check(key, reg.arch):
+                    inst.append({"family": i.family, "key": key.to_dict()})
     return inst
 
 

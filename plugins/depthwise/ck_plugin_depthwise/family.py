@@ -314,7 +314,7 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
     """Backward-weight (:class:`DwWindowBwdWeightKey`): grid (channel blocks, split, filter
     depth × rows × steps of ``unroll`` taps); a split's share is a range of blocks of
     ``block_h`` rows of N·Do·Ho, each walked in blocks of ``block_w`` output columns. Partials and
-    their in-order sum as in :class:`DwBwdWeight`. In no kernel set until measured."""
+    their in-order sum as in :class:`DwBwdWeight`."""
 
     name = "dw_win_bwd_weight"
     key_cls = DwWindowBwdWeightKey
@@ -322,8 +322,16 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
     fixed = {"num_stages": (1, "backward-weight windows have no flat pipelined loop")}
 
     def _accumulators(self, key):
-        """One tile per tap of the step and one dy tile per output column, each block_h × block_c."""
-        return key.unroll + key.block_w, key.block_h * key.block_c, 128
+        """One tile per tap of the step and filter row and one dy tile per output column, each
+        block_h × block_c; 160 per thread (ptxas: 8x8x64 with 7 taps took 168 registers)."""
+        return key.unroll * key.filter_rows + key.block_w, key.block_h * key.block_c, 160
+
+    def features(self, key):
+        """Plus ``filter_rows`` where above 1 (models trained before the field still match)."""
+        out = super().features(key)
+        if key.filter_rows > 1:
+            out["filter_rows"] = float(key.filter_rows)
+        return out
 
     def _row_blocks(self, key, p) -> int:
         d, h, _ = p.as_3d()["out"]
@@ -337,9 +345,11 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return DwBwdWeight.grid(self, key, p)
 
     def supports(self, key, p):
-        """The window rules (column stride and dilation), C/G = 1, and at least ``split`` blocks
-        of rows."""
+        """The window rules (column stride and dilation), C/G = 1, at least ``split`` blocks
+        of rows, and no more ``filter_rows`` than the filter has rows."""
         reason = super().supports(key, p)
+        if reason is None and key.filter_rows > p.as_3d()["filter"][1]:
+            return f"filter_rows={key.filter_rows} exceeds the filter's {p.as_3d()['filter'][1]} row(s)"
         if reason is None and self._row_blocks(key, p) < key.split:
             d, h, _ = p.as_3d()["out"]
             return (f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}, "

@@ -196,16 +196,22 @@ class DwWindowBwdWeightKey(DwWindowKey):
     columns it loads each dy column once and each x column of the step once
     (:attr:`~DwWindowKey.columns`), and accumulates every (output column, tap) pair that reads
     it into the tap's [block_h, block_c] fp32 tile; dy is read once per filter row and step.
+    ``filter_rows`` (``_fr{n}``; 1: none): a program owns n consecutive filter rows instead of
+    one and reads each dy column once for all of them (n × ``unroll`` accumulator tiles), so dy
+    is read once per n filter rows and step.
     The partials are combined as in :class:`DwBwdWeightKey` (``_k{split}``, deterministic).
     Any channel multiplier (``multiplier_one`` as elsewhere); ``num_stages`` 1 only."""
 
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))
+    filter_rows: int = attrs.field(default=1, validator=int_in(1, 8))
 
     def passes(self, p) -> int:
-        """Programs per (channel block, split): filter depth × rows × steps of ``unroll`` taps."""
+        """Programs per (channel block, split): filter depth × groups of ``filter_rows`` filter
+        rows × steps of ``unroll`` taps."""
         z, y, x = p.as_3d()["filter"]
-        return z * y * -(-x // self.unroll)
+        return z * -(-y // self.filter_rows) * -(-x // self.unroll)
 
     def _suffix(self) -> str:
-        return f"_k{self.split}" + super()._suffix()
+        rows = f"_fr{self.filter_rows}" if self.filter_rows > 1 else ""
+        return f"_k{self.split}" + super()._suffix() + rows

@@ -407,6 +407,33 @@ def test_sliding_window(tmp_path, op, case, dtype):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
 
+@pytest.mark.parametrize("case,rows", [("2d_k3", 3), ("2d_k3", 2), ("2d_k5d2", 2), ("2d_k3s2m2", 3), ("3d_k3s2", 2),
+                                       ("2d_k7", 3)])
+def test_backward_weight_window_filter_rows(tmp_path, case, rows):
+    """dw_win_bwd_weight with ``filter_rows`` > 1 against the reference: all filter rows in one
+    program (2d_k3 with 3), a last group with rows past the filter (3 rows in groups of 2; 5 with
+    dilation 2), stride and multiplier 2, 3-D, a 7x7 filter in groups of 3 (the last of one row);
+    bf16 and fp32, split in two. More filter rows than the filter has are refused."""
+    fields, steps = WINDOW_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    op = "grouped_conv_bwd_weight"
+    for dtype in ("bf16", "fp32"):
+        p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+        inst = r.add("dw_win_bwd_weight", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4,
+                                           "block_w": 4, "block_c": 16, "num_warps": 1, "access": "i32",
+                                           "multiplier_one": fields["K"] == fields["G"], "unroll": steps,
+                                           "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1],
+                                           "split": 2, "filter_rows": rows})
+        assert inst.name.endswith(f"_fr{rows}_m1_t{steps}_i32" if fields["K"] == fields["G"] else f"_fr{rows}_t{steps}_i32")
+        z, y, x = p.as_3d()["filter"]
+        assert r.family(inst).grid(inst.key, p)[2] == z * -(-y // rows) * -(-x // steps)
+        assert r.family(inst).supports(inst.key, p) is None
+        assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=rows)
+    p = r.problem(op, **WINDOW_CASES["2d_1x11"][0], dtype="fp32", layout="nhwgc")
+    key = attrs.evolve(inst.key, stride_w=1, dilation_w=1, multiplier_one=True, filter_rows=2)
+    assert "filter_rows=2 exceeds the filter's 1 row(s)" in r.family(inst).supports(key, p)
+
+
 @pytest.mark.parametrize("case", ["2d_k3", "2d_4x6_t3", "1d_k31", "3d_k3s2", "1d_k5s2m2"])
 @pytest.mark.parametrize("op", OPS[:2])
 def test_sliding_window_flat_pipelined_loop(tmp_path, op, case):
