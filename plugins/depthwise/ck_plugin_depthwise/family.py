@@ -56,7 +56,7 @@ class DwFamily(ConvFamily):
         """Static validity: threads per block, a tile of at least one element per thread and
         at most 64 fp32 accumulators per thread (backward-weight keeps one accumulator tile per
         tap of a pass, ``unroll`` tiles, and may hold 128: its loop body has no other tile
-        alive across iterations)."""
+        alive across iterations; the sliding-window backward-weight family 160)."""
         reasons = []
         threads = key.num_warps * 32
         if threads > arch.max_threads_per_block:
