@@ -6,13 +6,13 @@ unrolled or not (× splits, backward-weight: --splits; it takes num_stages 1 and
 num_stages > 1 is the flat, pipelined loop over filter rows and steps (templates/dw_win.j2).
 usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data|bwd_weight] [--out FILE] [--stages 1,3]
        [--steps 3,7] [--rows 1,3] [--warps 2,4,8] [--max-registers 0,168,128] [--splits 4,16,64]
-       [--from-default [--filter-rows 2,3 [--block-w 4]]]; then on the GPU:
+       [--from-default [--filter-rows 2,3 [--block-w 4]] [--tree-reduce-splits 16,64,256]]; then on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
 The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments. With
 --from-default: the default set's uncapped bf16 window instances of the op, once per non-zero
 register cap, and (backward-weight, --filter-rows) once per number of filter rows per program
-above 1 (and per --block-w) that the family's static check accepts (the run script adds the
-default set's own)."""
+above 1 (and per --block-w) that the family's static check accepts, and (--tree-reduce-splits)
+with tree_reduce at each split (the run script adds the default set's own)."""
 
 import argparse
 import itertools
@@ -42,10 +42,13 @@ def main():
                     help="with --from-default, backward-weight: filter rows per program (1: none)")
     ap.add_argument("--block-w", type=_ints, default=(),
                     help="with --filter-rows: also each instance with these output columns per program")
+    ap.add_argument("--tree-reduce-splits", type=_ints, default=(),
+                    help="with --from-default, backward-weight: each instance with tree_reduce at these splits")
     args = ap.parse_args()
     if args.from_default:
         inst = _capped_defaults(args.op, [c for c in args.max_registers if c], [r for r in args.filter_rows if r > 1],
                                 args.block_w)
+        inst += _tree_reduce_defaults(args.op, args.tree_reduce_splits)
     else:
         inst = _product(args)
     with open(args.out, "w") as f:
@@ -71,6 +74,24 @@ def _capped_defaults(op, caps, filter_rows=(), block_ws=()):
                 if not reg.family(i).check(key, reg.arch):
                     inst.append({"family": i.family, "key": key.to_dict()})
     return inst
+
+
+def _tree_reduce_defaults(op, splits):
+    """The default set's bf16 window instances of ``op`` with ``tree_reduce`` at each split (once
+    per distinct key)."""
+    import attrs
+
+    from ckcore import Registry
+
+    reg = Registry("sm_90")
+    reg.declare(f"grouped_conv_{op}", "default")
+    keys = {}
+    for i in reg.of_op(f"grouped_conv_{op}"):
+        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16":
+            for split in splits:
+                key = attrs.evolve(i.key, split=split, tree_reduce=True)
+                keys[key] = {"family": i.family, "key": key.to_dict()}
+    return list(keys.values())
 
 
 def _product(args):

@@ -327,11 +327,21 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return key.unroll * key.filter_rows + key.block_w, key.block_h * key.block_c, 160
 
     def features(self, key):
-        """Plus ``filter_rows`` where above 1 (models trained before the field still match)."""
+        """Plus ``filter_rows`` where above 1 and ``tree_reduce`` where set (models trained before
+        the fields still match)."""
         out = super().features(key)
         if key.filter_rows > 1:
             out["filter_rows"] = float(key.filter_rows)
+        if key.tree_reduce:
+            out["tree_reduce"] = 1.0
         return out
+
+    def check(self, key, arch):
+        """Plus: ``tree_reduce`` sums power-of-two tiles of partials, so ``split`` is a power of two."""
+        reasons = super().check(key, arch)
+        if key.tree_reduce and key.split & (key.split - 1):
+            reasons.append(f"tree_reduce needs a power-of-two split, not {key.split}")
+        return reasons
 
     def _row_blocks(self, key, p) -> int:
         d, h, _ = p.as_3d()["out"]

@@ -198,13 +198,17 @@ class DwWindowBwdWeightKey(DwWindowKey):
     it into the tap's [block_h, block_c] fp32 tile; dy is read once per filter row and step.
     ``filter_rows`` (``_fr{n}``; 1: none): a program owns n consecutive filter rows instead of
     one and reads each dy column once for all of them (n × ``unroll`` accumulator tiles), so dy
-    is read once per n filter rows and step.
+    is read once per n filter rows and step. ``tree_reduce`` (``_tr``; a power-of-two ``split``):
+    the last program of a channel block loads up to 2048 // ``block_c`` partials of a tap at once
+    and sums them as a tree (``tl.sum``, a fixed order) instead of 8 at a time in split order, so
+    the reduction after the last arrival takes split / that many dependent steps per tap.
     The partials are combined as in :class:`DwBwdWeightKey` (``_k{split}``, deterministic).
     Any channel multiplier (``multiplier_one`` as elsewhere); ``num_stages`` 1 only."""
 
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))
     filter_rows: int = attrs.field(default=1, validator=int_in(1, 8))
+    tree_reduce: bool = False
 
     def passes(self, p) -> int:
         """Programs per (channel block, split): filter depth × groups of ``filter_rows`` filter
@@ -214,4 +218,4 @@ class DwWindowBwdWeightKey(DwWindowKey):
 
     def _suffix(self) -> str:
         rows = f"_fr{self.filter_rows}" if self.filter_rows > 1 else ""
-        return f"_k{self.split}" + super()._suffix() + rows
+        return f"_k{self.split}" + super()._suffix() + rows + ("_tr" if self.tree_reduce else "")

@@ -434,6 +434,28 @@ def test_backward_weight_window_filter_rows(tmp_path, case, rows):
     assert "filter_rows=2 exceeds the filter's 1 row(s)" in r.family(inst).supports(key, p)
 
 
+@pytest.mark.parametrize("case,split", [("2d_k3", 4), ("2d_k3s2m2", 2), ("3d_k3s2", 2), ("1d_k31", 1)])
+def test_backward_weight_window_tree_reduce(tmp_path, case, split):
+    """dw_win_bwd_weight with ``tree_reduce``: the partials of a tap summed as one [split,
+    block_c] tile (split 4 with block_c 16 in one step) against the reference, bf16 and fp32;
+    a split that is not a power of two is refused."""
+    fields, steps = WINDOW_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    op = "grouped_conv_bwd_weight"
+    base = {"channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16, "num_warps": 1,
+            "access": "v4" if fields["C"] % 16 else "i32", "multiplier_one": fields["K"] == fields["G"],
+            "unroll": steps, "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1],
+            "split": split, "tree_reduce": True}
+    for dtype in ("bf16", "fp32"):
+        inst = r.add("dw_win_bwd_weight", {**base, "dtype": dtype})
+        assert "_tr_" in inst.name and "tl.sum(tl.load(part[:, None]" in render(r.family(inst), inst.key, r.arch)
+        p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+        assert r.family(inst).supports(inst.key, p) is None
+        assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=split)
+    with pytest.raises(Exception, match="power-of-two split, not 3"):
+        r.add("dw_win_bwd_weight", {**base, "dtype": "bf16", "split": 3})
+
+
 @pytest.mark.parametrize("case", ["2d_k3", "2d_4x6_t3", "1d_k31", "3d_k3s2", "1d_k5s2m2"])
 @pytest.mark.parametrize("op", OPS[:2])
 def test_sliding_window_flat_pipelined_loop(tmp_path, op, case):
