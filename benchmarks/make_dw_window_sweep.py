@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--tree-reduce-splits", type=_ints, default=(),
                     help="with --from-default, backward-weight: each instance with tree_reduce at these splits")
     args = ap.parse_args()
+    if (args.tree_reduce_splits or max(args.filter_rows) > 1) and args.op != "bwd_weight":
+        ap.error("--filter-rows and --tree-reduce-splits are backward-weight key fields")
     if args.from_default:
         inst = _capped_defaults(args.op, [c for c in args.max_registers if c], [r for r in args.filter_rows if r > 1],
                                 args.block_w)
@@ -90,6 +92,8 @@ def _tree_reduce_defaults(op, splits):
         if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16":
             for split in splits:
                 key = attrs.evolve(i.key, split=split, tree_reduce=True)
+                if reasons := reg.family(i).check(key, reg.arch):
+                    raise SystemExit(f"{key.name}: {'; '.join(reasons)}")
                 keys[key] = {"family": i.family, "key": key.to_dict()}
     return list(keys.values())
 

@@ -12,6 +12,7 @@
 # Results: $OUT/bw.tgz (dataset, model, logs, benches).
 # usage: OUT=/path [SUITE=dw_winbw] [TUNE_S=220] [BENCH_S=90] [TEST_S=200] bash benchmarks/run_dw_bwd_weight_data.sh
 set -u
+: "${OUT:?OUT: where bw.tgz goes}"
 res=/tmp/bw
 mkdir -p "$res/datasets" "$res/models"
 source benchmarks/device_prologue.sh

@@ -24,6 +24,7 @@ if [ -n "${SWEEP_OP:-}" ]; then
   mkdir -p "$OUT/sweep"
   (CUDA_VISIBLE_DEVICES=3 OP=$SWEEP_OP OUT=$OUT/sweep TUNE_S=${TUNE_S:-260} \
    bash benchmarks/run_dw_window_sweep.sh > "$OUT/sweep/sweep.txt" 2>&1) &
+  sweep=$!
 fi
 for op in grouped_conv_fwd grouped_conv_bwd_data; do
   cp "benchmarks/datasets/${op}_h200.jsonl.gz" "$res/datasets/"
@@ -33,18 +34,21 @@ done
 wait $builds
 ckcore tune grouped_conv_fwd --suite "benchmarks/suites/tune_${SUITES:-dw_win}_fwd.jsonl" --out "$res/datasets/grouped_conv_fwd_h200.jsonl.gz" \
   --devices 0,1 --max-seconds "${TUNE_S:-260}" 2>"$res/tune_fwd.log" | tail -1 > "$res/tune_fwd.json" &
+tunes=$!
 ckcore tune grouped_conv_bwd_data --suite "benchmarks/suites/tune_${SUITES:-dw_win}_bwd_data.jsonl" --out "$res/datasets/grouped_conv_bwd_data_h200.jsonl.gz" \
   --devices "$([ -n "${SWEEP_OP:-}" ] && echo 2 || echo 2,3)" --max-seconds "${TUNE_S:-260}" 2>"$res/tune_bwd_data.log" | tail -1 > "$res/tune_bwd_data.json" &
-wait
+wait $tunes $!
 cat "$res"/tune_*.json
 rm -f "$res"/datasets/*.lock
 for op in grouped_conv_fwd grouped_conv_bwd_data; do
   ckcore train $op --data "$res/datasets/${op}_h200.jsonl.gz" --out "$models" > "$res/train_$op.txt" 2>&1 &
+  trains="${trains:-} $!"
 done
-wait
+wait $trains
 tail -n 4 "$res"/train_*.txt
 cp "$models"/grouped_conv_{fwd,bwd_data}_sm_90.* "$res/models/"
 if [ "${BENCH_S:-170}" = 0 ]; then
+  [ -n "${sweep:-}" ] && wait "$sweep"
   tar czf "$OUT/w.tgz" -C /tmp w
   exit 0
 fi

@@ -3,7 +3,7 @@
 # fwd, bwd_data or bwd_weight, default fwd) on the bf16 depthwise rows of the public conv suite, each row
 # validated against a float64 recomputation, after the depthwise GPU tests of the op (every default
 # dw_* instance that supports each case, against the reference; backward-weight also the window
-# kernels' own test, as they are in no set; TEST_S=0 skips them). Prints per
+# kernels' own test of instances beyond the set's; TEST_S=0 skips them). Prints per
 # row the best swept instance and the best of the default set's dw_win_OP instances measured in the
 # same run (backward-weight: its channels-last tap-by-tap dw_bwd_weight instances).
 # usage (device machine, repository root): OUT=/path [TEST_S=280] [SWEEP=FILE] [OP=fwd|bwd_data|bwd_weight]
@@ -35,7 +35,7 @@ reg.declare(f"grouped_conv_{op}", "default")
 seen = {json.dumps(i["key"], sort_keys=True) for i in sweep["instances"]}
 for i in reg.of_op(f"grouped_conv_{op}"):
     k = i.key.to_dict()
-    # Backward-weight windows are in no set yet: there the comparison is the tap-by-tap family's.
+    # Backward-weight: the set's windows and the tap-by-tap family's instances.
     fams = (f"dw_win_{op}", "dw_bwd_weight") if op == "bwd_weight" else (f"dw_win_{op}",)
     if (i.family in fams and i.key.dtype.value == "bf16" and i.key.channels_last
             and json.dumps(k, sort_keys=True) not in seen):

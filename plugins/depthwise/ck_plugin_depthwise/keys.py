@@ -208,7 +208,7 @@ class DwWindowBwdWeightKey(DwWindowKey):
     direction: ClassVar[str] = "bwd_weight"
     split: int = attrs.field(default=32, validator=int_in(1, 1024))
     filter_rows: int = attrs.field(default=1, validator=int_in(1, 8))
-    tree_reduce: bool = False
+    tree_reduce: bool = attrs.field(default=False, validator=boolean)
 
     def passes(self, p) -> int:
         """Programs per (channel block, split): filter depth × groups of ``filter_rows`` filter

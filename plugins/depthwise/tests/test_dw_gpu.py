@@ -65,25 +65,34 @@ def test_bwd_weight_is_bitwise_deterministic(reg):
 
 def _window_bwd_weight(reg, fields, p, dtype):
     """dw_win_bwd_weight instances beyond the default set's for ``p`` (4-column tiles, ``v4`` where
-    the channels are not a multiple of 16, any multiplier, stride and dilation): three (tile, taps per step)
-    pairs, split 16 where the rows allow (else the most they allow)."""
+    the channels are not a multiple of 16, any multiplier, stride and dilation): three (tile, taps
+    per step) pairs, a 4-column tile with two filter rows per program (where the filter has two)
+    and a tree-summed second stage; split 16 where the rows allow (else the most they allow; the
+    tree's rounded down to a power of two)."""
     d, h, _ = p.as_3d()["out"]
     access = "a16" if fields["C"] % 16 == 0 else "v4"
     out = []
-    for (bh, bw, bc, w), steps in [((8, 4, 64, 2), 3), ((8, 8, 64, 2), 7), ((16, 8, 32, 2), 3)]:
+    for (bh, bw, bc, w), steps, extra in [((8, 4, 64, 2), 3, {}), ((8, 8, 64, 2), 7, {}), ((16, 8, 32, 2), 3, {}),
+                                         ((16, 4, 32, 2), 3, {"filter_rows": 2}),
+                                         ((8, 8, 64, 2), 3, {"tree_reduce": True})]:
         split = max(1, min(16, -(-p.N * d * h // bh)))
+        if extra.get("tree_reduce"):
+            split = 1 << (split.bit_length() - 1)  # a power of two
+        if extra.get("filter_rows", 1) > p.as_3d()["filter"][1]:
+            continue
         out.append(reg.add("dw_win_bwd_weight", {
             "dtype": dtype, "channels_last": True, "block_p": bh * bw, "block_h": bh, "block_w": bw, "block_c": bc,
             "num_warps": w, "access": access, "multiplier_one": fields["K"] == fields["G"], "unroll": steps,
-            "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1], "split": split}))
+            "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1], "split": split, **extra}))
     return out
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_window_backward_weight(reg, dtype, name):
-    """The sliding-window backward-weight kernels (not in a set: measured first) against the
-    reference on every case, channels-last; and bitwise the same over repeated runs."""
+    """Sliding-window backward-weight kernels beyond the default set's (which the test above
+    covers) against the reference on every case, channels-last, among them two filter rows per
+    program and the tree-summed second stage; and bitwise the same over repeated runs."""
     op = "grouped_conv_bwd_weight"
     fields = CASES[name]
     p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
