@@ -87,21 +87,25 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
     and registers bound the programs resident per SM (compute; sliding windows hold a tile per
     tap and per dy column of block_h × block_c); the fp32 partials are written and read once.
-    Not fitted to sliding-window measurements yet. The clock is the fp32 peak over 256 FLOPs per SM per cycle (datasheet)."""
-    passes = key.passes(p)
+    Not fitted to sliding-window measurements yet. Windows with ``filter_rows`` n hold n tiles per
+    tap, and the memory term counts their x and dy reads per filter row, as with one (an upper
+    bound: dy is read once per n rows). The clock is the fp32 peak over 256 FLOPs per SM per
+    cycle (datasheet)."""
+    rows = getattr(key, "filter_rows", 1)
+    passes = key.passes(p) * rows
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
-    if isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and per dy column
-        regs = (key.unroll + key.block_w + 2) * key.block_h * key.block_c / threads + BW_OTHER_REGS
+    if isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and row, and per dy column
+        regs = (key.unroll * rows + key.block_w + 2) * key.block_h * key.block_c / threads + BW_OTHER_REGS
     else:
         regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
     resident = max(1, min(arch.regs_per_sm // int(regs * threads), arch.max_warps_per_sm // key.num_warps))
     blocks = math.ceil(p.K / key.block_c)
-    programs = blocks * key.split * passes
+    programs = blocks * key.split * key.passes(p)
     steps = math.ceil(math.ceil(p.N * p.out_pixels / key.block_p) / key.split)
     clock = device.peak_tflops["fp32"] * 1e12 / (arch.sm_count * 256)
     waves = max(1.0, programs / (arch.sm_count * resident))
-    compute = waves * steps * (BW_STEP_CYCLES + BW_CYCLES_PER_ACC * key.unroll * per_thread) / clock
+    compute = waves * steps * (BW_STEP_CYCLES + BW_CYCLES_PER_ACC * key.unroll * rows * per_thread) / clock
     memory = min_bytes * passes / bw
     partials = 2 * blocks * key.split * p.taps * key.block_c * 4 / bw
     ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
