@@ -67,7 +67,7 @@ class DwFamily(ConvFamily):
         tiles, tile, budget = self._accumulators(key)
         if tiles * tile // threads > budget:
             reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
-                           + (f" ({tiles} tiles alive)" if tiles > 1 else ""))
+                           + (f" ({tiles} accumulator tiles)" if tiles > 1 else ""))
         return reasons + spatial_reasons(key)
 
     def _accumulators(self, key: DwKey) -> tuple[int, int, int]:
