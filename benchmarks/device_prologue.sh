@@ -23,11 +23,16 @@ rows = [json.loads(l) for l in open('benchmarks/suites/conv.jsonl') if l.strip()
 open(sys.argv[1], 'w').writelines(json.dumps(r) + '\n' for r in rows if r['C'] == r['G'])" "$1"
 }
 
-# `ckcore bench gemm` of SUITE on one GPU into $out/bench_NAME_$tag.jsonl (at most BENCH_S s, default
-# 170), its summary line printed after NAME; PYTHONPATH, when given, chooses which plugin trees load.
+# `ckcore bench OP` of SUITE on one GPU into FILE (at most BENCH_S s, default 170), its summary line
+# printed after LABEL; PYTHONPATH, when given, chooses which plugin trees load.
+bench_op_on() {  # GPU OP SUITE FILE LABEL [PYTHONPATH]
+  PYTHONPATH=${6:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench "$2" --suite "$3" \
+    --out "$4" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$5: /"
+}
+
+# `ckcore bench gemm` of SUITE on one GPU into $out/bench_NAME_$tag.jsonl (bench_op_on).
 bench_gemm_on() {  # GPU SUITE NAME [PYTHONPATH]
-  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-170}" ckcore bench gemm --suite "$2" \
-    --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
+  bench_op_on "$1" gemm "$2" "$out/bench_$3_$tag.jsonl" "$3" "${4:-}"
 }
 
 # Issue 6's two suites with this tree (GPUs 0, 1: names ..._NEW) and with the gemm and stream-K

@@ -48,9 +48,8 @@ def main():
     if (args.tree_reduce_splits or max(args.filter_rows) > 1) and args.op != "bwd_weight":
         ap.error("--filter-rows and --tree-reduce-splits are backward-weight key fields")
     if args.from_default:
-        inst = _capped_defaults(args.op, [c for c in args.max_registers if c], [r for r in args.filter_rows if r > 1],
-                                args.block_w)
-        inst += _tree_reduce_defaults(args.op, args.tree_reduce_splits)
+        inst = _default_variants(args.op, [c for c in args.max_registers if c], [r for r in args.filter_rows if r > 1],
+                                 args.block_w, args.tree_reduce_splits)
     else:
         inst = _product(args)
     with open(args.out, "w") as f:
@@ -59,43 +58,33 @@ def main():
     print(args.out, len(inst))
 
 
-def _capped_defaults(op, caps, filter_rows=(), block_ws=()):
+def _default_variants(op, caps=(), filter_rows=(), block_ws=(), tree_splits=()):
+    """Variants of the default set's uncapped bf16 window instances of ``op``: each register cap;
+    each number of filter rows (× ``block_ws``) that the family's static check accepts; and, after
+    those, ``tree_reduce`` at each split (once per distinct key; an invalid split stops)."""
     import attrs
 
     from ckcore import Registry
 
     reg = Registry("sm_90")
     reg.declare(f"grouped_conv_{op}", "default")
-    inst = []
+    inst, trees = [], {}
     for i in reg.of_op(f"grouped_conv_{op}"):
-        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16" and not i.key.max_registers:
-            for cap in caps:
-                inst.append({"family": i.family, "key": {**i.key.to_dict(), "max_registers": cap}})
-            for rows, bw in itertools.product(filter_rows, sorted({i.key.block_w, *block_ws})):
-                key = attrs.evolve(i.key, filter_rows=rows, block_w=bw, block_p=i.key.block_h * bw)
-                if not reg.family(i).check(key, reg.arch):
-                    inst.append({"family": i.family, "key": key.to_dict()})
-    return inst
-
-
-def _tree_reduce_defaults(op, splits):
-    """The default set's bf16 window instances of ``op`` with ``tree_reduce`` at each split (once
-    per distinct key)."""
-    import attrs
-
-    from ckcore import Registry
-
-    reg = Registry("sm_90")
-    reg.declare(f"grouped_conv_{op}", "default")
-    keys = {}
-    for i in reg.of_op(f"grouped_conv_{op}"):
-        if i.family == f"dw_win_{op}" and i.key.dtype.value == "bf16":
-            for split in splits:
-                key = attrs.evolve(i.key, split=split, tree_reduce=True)
-                if reasons := reg.family(i).check(key, reg.arch):
-                    raise SystemExit(f"{key.name}: {'; '.join(reasons)}")
-                keys[key] = {"family": i.family, "key": key.to_dict()}
-    return list(keys.values())
+        if i.family != f"dw_win_{op}" or i.key.dtype.value != "bf16" or i.key.max_registers:
+            continue
+        fam = reg.family(i)
+        for cap in caps:
+            inst.append({"family": i.family, "key": {**i.key.to_dict(), "max_registers": cap}})
+        for rows, bw in itertools.product(filter_rows, sorted({i.key.block_w, *block_ws})):
+            key = attrs.evolve(i.key, filter_rows=rows, block_w=bw, block_p=i.key.block_h * bw)
+            if not fam.check(key, reg.arch):
+                inst.append({"family": i.family, "key": key.to_dict()})
+        for split in tree_splits:
+            key = attrs.evolve(i.key, split=split, tree_reduce=True)
+            if reasons := fam.check(key, reg.arch):
+                raise SystemExit(f"{key.name}: {'; '.join(reasons)}")
+            trees[key] = {"family": i.family, "key": key.to_dict()}
+    return inst + list(trees.values())
 
 
 def _product(args):

@@ -29,15 +29,15 @@ tail -n 4 "$res/train.txt"
 cp "$models/${op}_sm_90".* "$res/models/"
 dw_rows /tmp/dw_rows.jsonl
 old="$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise"
+export BENCH_S=${BENCH_S:-90}
 bench_on() {  # GPU SUITE NAME [PYTHONPATH]
-  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${BENCH_S:-90}" ckcore bench $op --suite "$2" \
-    --out "$res/bench_$3.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
+  bench_op_on "$1" $op "$2" "$res/bench_$3.jsonl" "$3" "${4:-}"
 }
 (bench_on 0 /tmp/dw_rows.jsonl dw_bwd_weight_new; bench_on 0 /tmp/dw_rows.jsonl dw_bwd_weight_old "$old") > "$res/log0.txt" &
 (bench_on 1 /tmp/dw_rows.jsonl dw_bwd_weight_old_r "$old"; bench_on 1 /tmp/dw_rows.jsonl dw_bwd_weight_new_r) > "$res/log1.txt" &
 (CUDA_VISIBLE_DEVICES=2 timeout "${TEST_S:-200}" python3 -m pytest -q -m gpu plugins/depthwise/tests/test_dw_gpu.py \
   -k "(grouped_conv_bwd_weight and cl) or window_backward_weight" 2>&1 | tail -4) > "$res/gpu_tests.txt" &
-(export BENCH_S=$((2 * ${BENCH_S:-90})); bench_on 3 benchmarks/suites/conv.jsonl conv_bwd_weight_new) > "$res/log3.txt" &
+(export BENCH_S=$((2 * BENCH_S)); bench_on 3 benchmarks/suites/conv.jsonl conv_bwd_weight_new) > "$res/log3.txt" &
 wait
 cat "$res"/log*.txt "$res/gpu_tests.txt"
 nvidia-smi --query-gpu=name --format=csv > "$res/gpu.txt" 2>&1

@@ -20,9 +20,8 @@ dw_rows /tmp/dw_rows.jsonl
 gemm_old=$PWD/.old/plugins/gemm:$PWD/.old/plugins/stream_k
 conv_old=$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise
 export BENCH_S=${BENCH_S:-140}
-bench_conv_on() {  # GPU OP NAME [PYTHONPATH]
-  PYTHONPATH=${4:-} CUDA_VISIBLE_DEVICES=$1 timeout "${DW_BENCH_S:-110}" ckcore bench "$2" --suite /tmp/dw_rows.jsonl \
-    --out "$out/bench_$3_$tag.jsonl" 2>&1 | tail -1 | cut -c1-300 | sed "s/^/$3: /"
+bench_conv_on() {  # GPU OP NAME [PYTHONPATH]: the depthwise rows, at most DW_BENCH_S s
+  BENCH_S=${DW_BENCH_S:-110} bench_op_on "$1" "$2" /tmp/dw_rows.jsonl "$out/bench_$3_$tag.jsonl" "$3" "${4:-}"
 }
 ckcore build gemm --workers 24 --json > /dev/null 2>&1
 PYTHONPATH=$gemm_old ckcore build gemm --workers 24 --json > /dev/null 2>&1

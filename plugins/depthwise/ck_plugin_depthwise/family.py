@@ -358,8 +358,8 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         """The window rules (column stride and dilation), C/G = 1, at least ``split`` blocks
         of rows, and no more ``filter_rows`` than the filter has rows."""
         reason = super().supports(key, p)
-        if reason is None and key.filter_rows > p.as_3d()["filter"][1]:
-            return f"filter_rows={key.filter_rows} exceeds the filter's {p.as_3d()['filter'][1]} row(s)"
+        if reason is None and key.filter_rows > (rows := p.as_3d()["filter"][1]):
+            return f"filter_rows={key.filter_rows} exceeds the filter's {rows} row(s)"
         if reason is None and self._row_blocks(key, p) < key.split:
             d, h, _ = p.as_3d()["out"]
             return (f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}, "

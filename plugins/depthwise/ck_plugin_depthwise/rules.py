@@ -92,7 +92,8 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     bound: dy is read once per n rows). The clock is the fp32 peak over 256 FLOPs per SM per
     cycle (datasheet)."""
     rows = getattr(key, "filter_rows", 1)
-    passes = key.passes(p) * rows
+    programs_per_split = key.passes(p)
+    passes = programs_per_split * rows
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
     if isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and row, and per dy column
@@ -101,7 +102,7 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
         regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
     resident = max(1, min(arch.regs_per_sm // int(regs * threads), arch.max_warps_per_sm // key.num_warps))
     blocks = math.ceil(p.K / key.block_c)
-    programs = blocks * key.split * key.passes(p)
+    programs = blocks * key.split * programs_per_split
     steps = math.ceil(math.ceil(p.N * p.out_pixels / key.block_p) / key.split)
     clock = device.peak_tflops["fp32"] * 1e12 / (arch.sm_count * 256)
     waves = max(1.0, programs / (arch.sm_count * resident))
