@@ -312,7 +312,7 @@ class DwWinBwdData(DwWindow, DwBwdData):
 
 class DwWinBwdWeight(DwWindow, DwBwdWeight):
     """Backward-weight (:class:`DwWindowBwdWeightKey`): grid (channel blocks, split, filter
-    depth × rows × steps of ``unroll`` taps); a split's share is a range of blocks of
+    depth × groups of ``filter_rows`` rows × steps of ``unroll`` taps); a split's share is a range of blocks of
     ``block_h`` rows of N·Do·Ho, each walked in blocks of ``block_w`` output columns. Partials and
     their in-order sum as in :class:`DwBwdWeight`."""
 
