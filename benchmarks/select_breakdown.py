@@ -40,9 +40,10 @@ def main():
     ap.add_argument("--op", default="gemm")
     ap.add_argument("--suite", default="benchmarks/suites/gemm.jsonl")
     ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--set", default="default")
     args = ap.parse_args()
     reg = Registry("sm_90", settings=attrs.evolve(Settings.from_env(), heuristic="lightgbm"), device_name="NVIDIA H200")
-    reg.declare(args.op, "default")
+    reg.declare(args.op, args.set)
     how = reg.prepare_selection([args.op]).get(args.op) if args.prepare else None
     rows = [json.loads(line) for line in open(args.suite)]
     problems = [reg.problem(args.op, **{k: v for k, v in r.items() if k not in ("op", "name")}) for r in rows]

@@ -58,8 +58,8 @@ RANK_ROUNDS = 100
 
 
 def load_training_rows(registry, op: str, paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """The ``ok`` rows of ``op`` in the datasets whose instance a kernel set still declares
-    (:class:`Declared`), each with its features (recomputed by today's plugins), log time,
+    """The ``ok`` rows of ``op`` in the datasets whose instance a kernel set still declares and
+    whose family still supports the problem (:class:`Declared`), each with its features (recomputed by today's plugins), log time,
     problem name and ``rules`` estimate."""
     spec = registry.catalog.op(op)
     declared = Declared(registry, op)
@@ -86,10 +86,14 @@ class Declared:
     """Which instances the kernel sets of the installed plugins (every set a family names,
     ``default`` and ``full`` included) run for a problem: the declared instances of ``op``, or
     the variants :meth:`~ckcore.registry.Registry.specialized` derives from them (fused
-    epilogues, for instance). Dataset rows of other instances are left out of training and of
-    the held-out scores: they are retired instances that selection can never return (the
-    stream-K plugin's atomic split-K tiles, which no set declares since they were measured wrong
-    on the H200, were 1251 ``ok`` rows of the gemm dataset, the best of their problem in some)."""
+    epilogues, for instance), that the family's ``supports`` accepts for the problem today.
+    Dataset rows of other instances are left out of training and of the held-out scores:
+    selection can never return them. They are retired instances (the stream-K plugin's atomic
+    split-K tiles, which no set declares since they were measured wrong on the H200, were 1251
+    ``ok`` rows of the gemm dataset, the best of their problem in some), and pairs measured
+    before a family's ``supports`` refused them (the warp-specialised persistent gemm tiles
+    with a fused epilogue, refused since they measured slow: the pick of the gemm model's worst
+    held-out problem, 0.44, until they were left out)."""
 
     def __init__(self, registry, op: str):
         from .registry import Registry
@@ -109,9 +113,11 @@ class Declared:
             names = self._memo[(family, problem)] = set()
             for inst in self._by_family.get(family, []):
                 try:
-                    names.add(self._reg.specialized(inst, problem).name)
+                    runs = self._reg.specialized(inst, problem)
                 except CkError:  # a variant invalid for this problem is no candidate
                     continue
+                if self._reg.family(runs).supports(runs.key, problem) is None:
+                    names.add(runs.name)
         return instance in names
 
 

@@ -174,6 +174,30 @@ def test_training_leaves_out_rows_of_instances_no_kernel_set_declares(reg, tmp_p
     assert src[0]["instance"] in {r["instance"] for r in rows}
 
 
+def test_training_leaves_out_rows_whose_family_refuses_the_problem_today(reg, tmp_path):
+    """A declared instance measured on a problem that its family's ``supports`` refuses now (a
+    rule added after the measurement) can never be selected there either: the row is left out,
+    its problem's other rows stay."""
+    from ckcore.train import load_training_rows
+    from ckcore.tune import Dataset
+
+    src = list(Dataset(DATA / "gemm_small.jsonl.gz").rows())
+    ds = Dataset(tmp_path / "with_refused.jsonl.gz")
+    for r in src:
+        ds.append(r)
+    first = next(r for r in src if r["instance"].endswith("_a16"))
+    # The same aligned instance, measured (say) before supports checked pointer alignment.
+    refused = dict(first, problem={**first["problem"], "ptr_align": 8})
+    fam = reg.catalog.families[refused["family"]]
+    problem = reg.catalog.op("gemm").problem(**refused["problem"])
+    assert fam.supports(fam.key_cls.from_dict(refused["key"]), problem) is not None
+    ds.append(refused)
+    base = load_training_rows(reg, "gemm", [DATA / "gemm_small.jsonl.gz"])
+    rows = load_training_rows(reg, "gemm", [ds.path])
+    assert len(rows) == len(base)
+    assert not any(problem.name in r["problem"] for r in rows)
+
+
 def test_every_shipped_model_matches_the_installed_plugins():
     """Each installed op's shipped model (where its plugin ships one for sm_90) takes the features
     the plugins produce for every family of its default set; otherwise selection would fall back
