@@ -10,7 +10,11 @@ each input channel ci of a group, every input column the row's taps touch is loa
 acc[r, g, ko] += x[r, g, ci] · w[g·CG + ko, ci, fy, fx], for every (output column, tap) pair
 that reads the column. The kernel source is generated per (CG, stride, filter, BW).
 
-usage: python benchmarks/grouped_direct_probe.py [--rows NAME,...] [--out FILE]
+With --dot, the tensor-core variant (:func:`dot_kernel_source`) instead, for up to --max-cg
+channels per group.
+
+usage: python benchmarks/grouped_direct_probe.py [--rows NAME,...] [--out FILE] [--dot --max-cg 32]
+       [--bh 8,16,32] [--gb 4,8,16] [--bw 2,4,8] [--warps 4]
 """
 
 import argparse
@@ -86,15 +90,72 @@ def kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
+    """The tensor-core variant: each input column of a filter row loaded once as a [BLOCK_H, BC]
+    tile (BC = GB·CG channels, contiguous) and multiplied, per tap that reads it, by the tap's
+    block-diagonal [BC, BC] filter tile (a group's outputs see only its own inputs) with
+    ``tl.dot`` into that output column's accumulator."""
+    ncols = (bw - 1) * stride + kx
+    lines = []
+    add = lines.append
+    add("import triton\nimport triton.language as tl\n\n")
+    add("@triton.jit")
+    add("def kern(x_ptr, w_ptr, y_ptr, NHo, H, W, C, Ho, Wo, pad_h, pad_w,")
+    add("         sxn, sxh, sxw, swk, swc, swy, swx, syn, syh, syw,")
+    add("         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
+    add(f"    CG: tl.constexpr = {cg}")
+    add("    BC: tl.constexpr = GB * CG")
+    add("    pid = tl.program_id(0)")
+    add("    pid_c = tl.program_id(1)")
+    add(f"    w_blocks = tl.cdiv(Wo, {bw})")
+    add("    rows = (pid // w_blocks) * BLOCK_H + tl.arange(0, BLOCK_H)")
+    add(f"    ow0 = (pid % w_blocks) * {bw}")
+    add("    ch = pid_c * BC + tl.arange(0, BC)")
+    add("    mask_c = ch < C")
+    add("    cl = tl.arange(0, BC)")
+    add("    # Block-diagonal filter tile: row = input channel (local), column = output channel.")
+    add("    w_off = (pid_c * BC + cl[None, :]) * swk + (cl[:, None] % CG) * swc")
+    add("    w_mask = ((cl[:, None] // CG) == (cl[None, :] // CG)) & mask_c[None, :]")
+    add("    row_ok = rows < NHo")
+    add("    oh = rows % Ho")
+    add("    n = rows // Ho")
+    add(f"    ih0 = oh * {stride} - pad_h")
+    add(f"    iw0 = ow0 * {stride} - pad_w")
+    add("    xn = x_ptr + n * sxn")
+    for j in range(bw):
+        add(f"    acc{j} = tl.zeros((BLOCK_H, BC), dtype=tl.float32)")
+    add(f"    for fy in range(0, {ky}):")
+    add("        ih = ih0 + fy")
+    add("        h_ok = row_ok & (ih.to(tl.uint32) < H.to(tl.uint32))")
+    add("        xrow = (xn + ih * sxh)[:, None] + ch[None, :]")
+    for fx in range(kx):
+        add(f"        w_{fx} = tl.load(w_ptr + w_off + fy * swy + {fx} * swx, mask=w_mask, other=0.0)")
+    for i in range(ncols):
+        uses = [(j, fx) for j in range(bw) for fx in range(kx) if j * stride + fx == i]
+        if not uses:
+            continue
+        add(f"        iw = iw0 + {i}")
+        add("        ok = (h_ok & (iw.to(tl.uint32) < W.to(tl.uint32)))[:, None] & mask_c[None, :]")
+        add("        xv = tl.load(xrow + iw * sxw, mask=ok, other=0.0)")
+        for j, fx in uses:
+            add(f"        acc{j} = tl.dot(xv, w_{fx}, acc{j})")
+    add("    yrow = (y_ptr + n * syn + oh * syh)[:, None] + ch[None, :]")
+    for j in range(bw):
+        add(f"    ow = ow0 + {j}")
+        add(f"    tl.store(yrow + ow * syw, acc{j}.to(y_ptr.dtype.element_ty), "
+            f"mask=(row_ok & (ow < Wo))[:, None] & mask_c[None, :])")
+    return "\n".join(lines) + "\n"
+
+
 _MODULES = {}
 
 
-def compiled(cg, stride, ky, kx, bw):
-    key = (cg, stride, ky, kx, bw)
+def compiled(cg, stride, ky, kx, bw, dot=False):
+    key = (cg, stride, ky, kx, bw, dot)
     if key not in _MODULES:
-        path = os.path.join(tempfile.mkdtemp(prefix="gdp-"), f"gdp_{cg}_{stride}_{ky}{kx}_{bw}.py")
+        path = os.path.join(tempfile.mkdtemp(prefix="gdp-"), f"gdp_{cg}_{stride}_{ky}{kx}_{bw}_{int(dot)}.py")
         with open(path, "w") as f:
-            f.write(kernel_source(*key))
+            f.write((dot_kernel_source if dot else kernel_source)(*key[:5]))
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -102,7 +163,7 @@ def compiled(cg, stride, ky, kx, bw):
     return _MODULES[key]
 
 
-def launcher(row, x, w, y, bh, gb, bw, warps, stages):
+def launcher(row, x, w, y, bh, gb, bw, warps, stages, dot=False):
     N, C = row["N"], row["C"]
     H, W = row["spatial"]
     ky, kx = row["filter"]
@@ -110,7 +171,7 @@ def launcher(row, x, w, y, bh, gb, bw, warps, stages):
     ph, pw = row["pad"]
     cg = C // row["G"]
     Ho, Wo = y.shape[2], y.shape[3]
-    kern = compiled(cg, s, ky, kx, bw)
+    kern = compiled(cg, s, ky, kx, bw, dot)
     grid = (triton.cdiv(N * Ho, bh) * triton.cdiv(Wo, bw), triton.cdiv(row["G"], gb))
     sx, sw_, sy = x.stride(), w.stride(), y.stride()
 
@@ -131,8 +192,11 @@ def main():
     ap.add_argument("--gb", default="4,8,16")
     ap.add_argument("--bw", default="2,4,8")
     ap.add_argument("--warps", default="4")
+    ap.add_argument("--dot", action="store_true", help="the tensor-core variant (block-diagonal tl.dot per tap)")
+    ap.add_argument("--bc", default="16,32,64,128", help="with --dot: channel blocks GB x CG to try")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
+    bcs = {int(v) for v in args.bc.split(",")}
     rows = [json.loads(l) for l in open(args.suite) if l.strip()]
     want = set(args.rows.split(",")) if args.rows else None
     out = open(args.out, "w") if args.out else None
@@ -155,10 +219,13 @@ def main():
         nbytes = (x.numel() + w.numel() + y.numel()) * x.element_size()
         best = None
         for bh, gb, bw, warps in itertools.product(*(map(int, v.split(",")) for v in (args.bh, args.gb, args.bw, args.warps))):
-            if gb > row["G"] or bh * gb * cg < 32 * warps or bh * gb * cg * bw > 16384:
+            if args.dot:  # tl.dot tiles of at least 16 x 16, accumulators of at most 128 registers a thread
+                if gb * cg not in bcs or gb > 2 * row["G"] or bh * gb * cg * bw > 128 * 32 * warps:
+                    continue
+            elif gb > row["G"] or bh * gb * cg < 32 * warps or bh * gb * cg * bw > 16384:
                 continue
             try:
-                fn = launcher(row, x, w, y, bh, gb, bw, warps, 1)
+                fn = launcher(row, x, w, y, bh, gb, bw, warps, 1, dot=args.dot)
                 y.zero_()
                 fn()
                 torch.cuda.synchronize()
@@ -168,7 +235,7 @@ def main():
                 rec = {"row": row["name"], "cfg": [bh, gb, bw, warps], "error": f"{exc.__class__.__name__}: {str(exc)[:200]}"}
                 print(json.dumps(rec), flush=True)
                 continue
-            rec = {"row": row["name"], "cg": cg, "cfg": [bh, gb, bw, warps], "ms": ms, "cudnn_ms": cudnn_ms,
+            rec = {"row": row["name"], "cg": cg, "dot": args.dot, "cfg": [bh, gb, bw, warps], "ms": ms, "cudnn_ms": cudnn_ms,
                    "speedup": cudnn_ms / ms, "gbps": nbytes / ms / 1e6, "rel_err": err}
             if out:
                 out.write(json.dumps(rec) + "\n")
