@@ -1,7 +1,8 @@
 """The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight`` (tap by tap),
 and the sliding-window families ``dw_win_fwd``, ``dw_win_bwd_data`` and ``dw_win_bwd_weight``: they serve the grouped
 convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with the same
-kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`)."""
+kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`). ``gw_win_fwd`` runs the same
+sliding windows on tensor cores for grouped forward problems with few channels per group."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
+from ckcore import DType
+
 from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
-                   DwWindowFwdKey, DwWindowKey)
+                   DwWindowFwdKey, DwWindowKey, GroupWindowFwdKey)
 
 __all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwWinBwdWeight", "DwBwdData", "DwBwdWeight",
-           "FAMILIES", "MAX_WINDOW_COLUMNS"]
+           "GwWinFwd", "FAMILIES", "MAX_WINDOW_COLUMNS"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -367,4 +370,72 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return reason
 
 
-FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight)
+class GwWinFwd(DwWinFwd):
+    """Grouped forward sliding windows on tensor cores (:class:`GroupWindowFwdKey`): channels-last
+    fp16 / bf16 problems with G > 1 and C/G = K/G > 1 whose groups fit the channel block
+    (``block_c`` % (C/G) == 0); the group blocks of ``block_c`` / (C/G) groups are dense in the
+    tiles, so one instance serves every such C/G. Grid and window rules as :class:`DwWinFwd`.
+
+    Measured before it became a family (``benchmarks/grouped_direct_probe.py --dot``, one H100,
+    2026-11-26): on ResNeXt-50's grouped 3x3 layers (C/G = 4-32, batch 32) 1.47-2.2x faster than
+    the implicit-GEMM instances selected then, 0.94-1.25x cuDNN at stride 1 and 0.74x at stride 2
+    (benchmarks/results/grouped_direct_probe_dot_h100.jsonl.gz)."""
+
+    name = "gw_win_fwd"
+    key_cls = GroupWindowFwdKey
+    template = "gw_win_fwd.py.j2"
+
+    def bucket(self, key):
+        """(dtype, channels-last, G > 1, C/G > 1) of the conv op's ``bucket``."""
+        return key.dtype, True, False, False
+
+    def check(self, key, arch):
+        """The window rules, plus: fp16 or bf16 (tensor-core operands in the input dtype), tiles
+        of at least 16 rows and 16 channels (``tl.dot``), ``a16`` or ``i32`` access, no channel
+        multiplier."""
+        reasons = super().check(key, arch)
+        if key.dtype not in (DType.FP16, DType.BF16):
+            reasons.append(f"dtype {key.dtype.value}: tensor-core windows take fp16 or bf16")
+        if key.block_h < 16 or key.block_c < 16:
+            reasons.append(f"tl.dot tiles need block_h >= 16 and block_c >= 16, got {key.block_h} and {key.block_c}")
+        if key.access.value not in ("a16", "i32"):
+            reasons.append(f"access {key.access.value}: tensor-core windows take a16 or i32")
+        if key.multiplier_one:
+            reasons.append("multiplier_one: grouped windows read a block of input channels per block of outputs")
+        return reasons
+
+    def _accumulators(self, key):
+        """``block_w`` fp32 tiles of block_h × block_c; 128 registers per thread."""
+        return key.block_w, key.block_h * key.block_c, 128
+
+    def _tile_reason(self, key, p):
+        """Grouped problems whose groups fit the block (C/G = K/G > 1, block_c % (C/G) == 0) and
+        whose output rows fill at least one tile (N·Do·Ho >= block_h)."""
+        if p.Cg == 1:
+            return "grouped windows need C/G > 1 (depthwise problems go to the dw families)"
+        if p.Kg != p.Cg:
+            return f"grouped windows need K/G = C/G (K/G={p.Kg}, C/G={p.Cg})"
+        if key.block_c % p.Cg:
+            return f"block_c={key.block_c} does not hold whole groups of C/G={p.Cg}"
+        d, h, _ = p.as_3d()["out"]
+        if p.N * d * h < key.block_h:
+            # Measured on two H100s (benchmarks/datasets/grouped_conv_fwd_h200.jsonl.gz, the
+            # problems of benchmarks/suites/tune_gw_win_fwd.jsonl): on 1-D problems, whose rows are
+            # the N images, tiles mostly empty ran up to 7x slower than the implicit GEMM (N = 1,
+            # C/G = 2: 149.7 against 21.4 µs; N = 8, 15 taps: 754 against 125 µs). Refusing under
+            # half a tile instead scored lower held-out (mean / P10 0.964 / 0.875 against 0.965 /
+            # 0.893, `benchmarks/train_sweep.py`).
+            return f"N·Do·Ho = {p.N * d * h} output rows fill under one tile of block_h={key.block_h} rows"
+        return None
+
+    def features(self, key):
+        """Plus ``tensor_cores`` = 1 (the depthwise windows leave it missing)."""
+        return {**super().features(key), "tensor_cores": 1.0}
+
+    def pair_features(self, key, p, arch):
+        """Plus ``diag_waste``: block_c / (C/G), the multiply-adds issued per useful one in the
+        block-diagonal tiles."""
+        return {**super().pair_features(key, p, arch), "diag_waste": key.block_c / p.Cg}
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd)

@@ -13,7 +13,7 @@ from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two
 from ck_plugin_grouped_conv.keys import Access, access_in
 
 __all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey",
-           "DwWindowBwdDataKey", "DwWindowBwdWeightKey"]
+           "DwWindowBwdDataKey", "DwWindowBwdWeightKey", "GroupWindowFwdKey"]
 
 
 @attrs.frozen(kw_only=True)
@@ -142,6 +142,8 @@ class DwWindowKey(DwKey):
     cap per thread, so more programs fit an SM (the 16x8x32 tile otherwise takes 237, 12.5%
     occupancy: docs/performance.md, twelfth session); ptxas spills what does not fit."""
 
+    dot: ClassVar[bool] = False  # tensor-core (block-diagonal tl.dot) windows: GroupWindowFwdKey
+
     block_h: int = attrs.field(default=4, validator=power_of_two_in(1, 1024))
     block_w: int = attrs.field(default=8, validator=power_of_two_in(1, 32))
     stride_w: int = attrs.field(default=1, validator=int_in(1, 4))
@@ -219,3 +221,22 @@ class DwWindowBwdWeightKey(DwWindowKey):
     def _suffix(self) -> str:
         rows = f"_fr{self.filter_rows}" if self.filter_rows > 1 else ""
         return f"_k{self.split}" + super()._suffix() + rows + ("_tr" if self.tree_reduce else "")
+
+
+@attrs.frozen(kw_only=True)
+class GroupWindowFwdKey(DwWindowKey):
+    """Grouped forward sliding windows on tensor cores (``gw_win_fwd``, templates/dw_win.j2 with
+    ``dot``), for few channels per group with as many outputs as inputs per group (C/G = K/G,
+    e.g. ResNeXt's 4-32): a program owns ``block_h`` output rows × ``block_w`` output columns ×
+    ``block_c`` channels holding whole groups. Each source column of a filter row is loaded once
+    as a [block_h, block_c] tile in the input dtype, and every (output column, tap) pair that
+    reads it adds ``tl.dot`` of it with the tap's block-diagonal [block_c, block_c] filter tile
+    (a group's outputs see only its own inputs; block_c / (C/G) groups per tile) to that column's
+    fp32 accumulator. Fields as in :class:`DwWindowKey`; ``multiplier_one`` does not apply."""
+
+    direction: ClassVar[str] = "fwd"
+    dot: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return DwWindowKey.name.fget(self).replace("dw_win_fwd_", "gw_win_fwd_", 1)

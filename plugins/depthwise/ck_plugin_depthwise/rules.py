@@ -6,7 +6,8 @@ estimate = max(minimum bytes / HBM bandwidth, FLOPs / fp32 CUDA-core peak) / eff
            + per-tap loop overhead + launch,
 with peaks from the arch specs (datasheet). Efficiency falls for tiles that load few bytes per
 row (narrow channel blocks in channels-last, narrow pixel blocks when contiguous).
-Backward-weight has its own model (:func:`_bwd_weight_ms`: passes of taps over the pixels, a
+Tensor-core windows (``gw_win_fwd``) count the block-diagonal tiles' multiply-adds at
+:data:`TC_EFFICIENCY` of the dense tensor-core peak instead. Backward-weight has its own model (:func:`_bwd_weight_ms`: passes of taps over the pixels, a
 per-step loop cost, registers).
 """
 
@@ -37,6 +38,8 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     eff = 0.8 * min(1.0, row / 128) ** 0.5
     memory = min_bytes / (bw * eff)
     compute = flops / (device.peak_tflops["fp32"] * 1e12 * 0.6)
+    if getattr(key, "dot", False):  # tensor-core windows: every block-diagonal tile's multiply-adds
+        compute = 2.0 * p.N * p.out_pixels * p.K * key.block_c * p.taps / (device.peak_tflops[p.dtype.value] * 1e12 * TC_EFFICIENCY)
     if family.direction == "bwd_weight":
         return _bwd_weight_ms(key, p, arch, device, min_bytes, bw)
     else:
@@ -53,7 +56,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     # integer work): measured on an H200, ConvNeXt 7x7 rows ran at 18-32 GB/s on such instances
     # while multiplier-one 3x3 instances reached 450-1400 GB/s. Penalised in every regime, so it
     # never ties with a multiplier-one instance when the estimate is compute-bound.
-    ms *= 1.0 if key.multiplier_one else 2.0
+    ms *= 1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
     if key.block_h:
@@ -66,6 +69,11 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
 # default tile on the suite's 17 bf16 depthwise rows (geomean, H200,
 # benchmarks/results/dw_sweep_fwd_tiles_h200.jsonl.gz). The learned models correct it per direction.
 SPATIAL_TILE_FACTOR = 1 / 1.18
+
+
+# Tensor-core windows (gw_win_fwd) issue small [block_h, block_c] x [block_c, block_c] products
+# from registers: assumed to reach a quarter of the dense peak (not fitted; the model corrects it).
+TC_EFFICIENCY = 0.25
 
 
 def _access_factor(key) -> float:

@@ -3,8 +3,8 @@ dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
 backward-weight with 3 or 7 taps per pass, and spatial patches; sliding windows for
-channels-last forward and unit-stride multiplier-one backward-data) and ``full`` (a
-sweep)."""
+channels-last forward and unit-stride multiplier-one backward-data; tensor-core grouped
+windows for few channels per group) and ``full`` (a sweep)."""
 
 from __future__ import annotations
 
@@ -214,8 +214,31 @@ def _window_bwd_weight_keys(family, dtype):
             for ((bh, bw, bc, w), steps, stride), split in itertools.product(_WINDOW_BWD_WEIGHT, _WINDOW_SPLITS)]
 
 
+# Tensor-core grouped windows (gw_win_fwd): (block_h, block_w, block_c, num_warps). From a sweep of
+# 67 configurations (block_h 32-256 × block_w 2-8 × block_c 16-128 × 4 or 8 warps, 3 taps per
+# step) on ResNeXt-50's six bf16 grouped 3x3 rows (C/G 4-32, stride 1 and 2; one H100, 2026-11-26,
+# benchmarks/grouped_direct_probe.py --dot; benchmarks/results/grouped_direct_probe_dot_h100.jsonl.gz):
+# a greedy choice reached 0.883 of each row's best with one, 0.963 with three and 1.000 with these five.
+_GROUP_WINDOW = [(64, 2, 32, 4), (128, 2, 16, 4), (128, 4, 32, 4), (32, 2, 16, 4), (64, 4, 32, 4)]
+
+
+def _group_window_keys(family, dtype, full):
+    """Tensor-core grouped windows: :data:`_GROUP_WINDOW` × column stride 1 and 2, 3 taps per
+    step, ``a16``; the first tile also ``i32``. Full: block_c 64 and 128 and 8 warps too."""
+    tiles = _GROUP_WINDOW + ([(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((32, 64, 128), (2, 4), (64, 128), (4, 8))
+                              if bh * bw * bc <= 128 * 32 * w] if full else [])
+    combos = [(t, "a16", stride) for t, stride in itertools.product(tiles, (1, 2))]
+    combos += [(_GROUP_WINDOW[0], "i32", stride) for stride in (1, 2)]
+    return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access=access,
+                           unroll=3, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1)
+            for (bh, bw, bc, w), access, stride in dict.fromkeys(combos)]
+
+
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
+    if getattr(family.key_cls, "dot", False):
+        return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_keys(family, dtype, full)
+                if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):
         if family.direction == "bwd_weight":
             return [k for dtype in DType for k in _window_bwd_weight_keys(family, dtype) if not family.check(k, arch)]

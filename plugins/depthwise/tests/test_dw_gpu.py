@@ -103,3 +103,41 @@ def test_window_backward_weight(reg, dtype, name):
         tensors = reg.catalog.op(op).random_tensors(p, 0, "cuda")
         outs = [launch(reg, op, p, dict(tensors), instance=inst.name).clone() for _ in range(3)]
         assert all(torch.equal(outs[0], o) for o in outs[1:]), inst.name
+
+
+# Grouped problems for the tensor-core windows (gw_win_fwd): C/G 4, 8, 16, 32, stride 1 and 2,
+# 1-D with a 5-tap filter (a step of 3 taps and two single ones), 3-D, a partial channel block,
+# ragged row and column tiles.
+GROUPED_CASES = {
+    # N·Do·Ho >= 128 output rows, so every tile's rows fit (the family refuses fewer rows than a tile)
+    "resnext_cg4": dict(ndim=2, N=10, G=32, C=128, K=128, spatial=[14, 15], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1]),
+    "resnext_cg8_s2": dict(ndim=2, N=17, G=32, C=256, K=256, spatial=[15, 14], filter=[3, 3], stride=[2, 2], pad=[1, 1], dilation=[1, 1]),
+    "resnext_cg32": dict(ndim=2, N=20, G=8, C=256, K=256, spatial=[7, 7], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1]),
+    "cg16_g3": dict(ndim=2, N=15, G=3, C=48, K=48, spatial=[9, 11], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1]),
+    "resnext3d_cg8": dict(ndim=3, N=4, G=8, C=64, K=64, spatial=[4, 8, 9], filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1]),
+    "cg16_1d_k5": dict(ndim=1, N=130, G=6, C=96, K=96, spatial=[50], filter=[5], stride=[1], pad=[2], dilation=[1]),
+}
+
+
+@pytest.fixture(scope="module")
+def gw_reg(tmp_path_factory):
+    """A registry of the default set's tensor-core grouped windows only."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("gw")))
+    fam = r.catalog.families["gw_win_fwd"]
+    for key in fam.kernel_sets()["default"](r.arch):
+        r.add(fam, key)
+    r.build(max_workers=16, progress=False)
+    return r
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(GROUPED_CASES))
+def test_every_grouped_window_instance(gw_reg, dtype, name):
+    """Every default gw_win_fwd instance that supports the problem, against the reference."""
+    fields = GROUPED_CASES[name]
+    op = "grouped_conv_fwd"
+    p = gw_reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    cands, _ = gw_reg.candidates(p)
+    assert cands
+    for c in cands:
+        assert_matches_reference(gw_reg, op, p, instance=c.instance.name, interpret=False, seed=len(c.instance.name))

@@ -588,3 +588,60 @@ def test_backward_weight_window_rules(reg, tmp_path):
     assert 0 < fam.estimate_ms(inst.key, p, r.arch, r.device) < 1.0
     feats = {**fam.features(inst.key), **fam.pair_features(inst.key, p, r.arch)}
     assert feats["split"] == 4.0 and feats["passes"] == 3 and feats["loads_per_tap"] == 6 / 12
+
+
+def grouped_case(ndim, N, G, cg, spatial, filter, stride=1, pad=0):
+    per = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * ndim  # noqa: E731
+    return dict(ndim=ndim, N=N, G=G, C=G * cg, K=G * cg, spatial=per(spatial), filter=per(filter), stride=per(stride),
+                pad=per(pad), dilation=per(1))
+
+
+# (problem, block_c, block_w): whole blocks of groups and a partial last block (G = 6 with 4 or 2
+# groups per block), column stride 2, a 5-tap filter (one step of 3 taps and two single taps),
+# 1-D and 3-D, C/G from 2 to 16 (16: one group per block).
+GROUP_WINDOW_CASES = {
+    "2d_k3_cg4": (grouped_case(2, 2, 8, 4, (7, 10), 3, pad=1), 16, 4),
+    "2d_k3_cg8_g6": (grouped_case(2, 1, 6, 8, (9, 6), 3, pad=1), 32, 2),
+    "2d_k3s2_cg4": (grouped_case(2, 2, 8, 4, (9, 12), 3, stride=2, pad=1), 16, 2),
+    "2d_k3s2_cg8_g6": (grouped_case(2, 1, 6, 8, (8, 11), 3, stride=2, pad=1), 16, 4),
+    "1d_k5_cg2": (grouped_case(1, 3, 16, 2, 21, 5, pad=2), 32, 4),
+    "3d_k3_cg16": (grouped_case(3, 1, 3, 16, (3, 5, 6), 3, pad=1), 16, 2),
+}
+
+
+@pytest.mark.parametrize("access", ["a16", "i32"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("case", sorted(GROUP_WINDOW_CASES))
+def test_grouped_tensor_core_windows(tmp_path, case, dtype, access):
+    """gw_win_fwd (block-diagonal tl.dot per tap) against the reference: every C/G it serves from
+    2 to 16, a last channel block of fewer groups, stride 2, a filter wider than a step, 1-D to
+    3-D, both dtypes and access modes."""
+    fields, block_c, block_w = GROUP_WINDOW_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("gw_win_fwd", {"dtype": dtype, "channels_last": True, "block_p": 16 * block_w, "block_h": 16,
+                                "block_w": block_w, "block_c": block_c, "num_warps": 4, "access": access, "unroll": 3,
+                                "stride_w": fields["stride"][-1]})
+    assert inst.name.startswith("gw_win_fwd_")
+    p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True, seed=len(case))
+
+
+def test_grouped_tensor_core_windows_refuse(reg):
+    """What gw_win_fwd does not take: fp32, tiles under 16 rows or channels, generic access, a
+    channel multiplier (static); depthwise problems, K/G != C/G and groups straddling the block
+    (per problem)."""
+    from ckcore.arch import load
+
+    fam, arch = reg.catalog.families["gw_win_fwd"], load("sm_90")
+    base = dict(dtype="bf16", channels_last=True, block_p=64, block_h=32, block_w=2, block_c=32, unroll=3)
+    ok = fam.key_cls(**base)
+    assert fam.check(ok, arch) == []
+    for change, why in (({"dtype": "fp32"}, "fp16 or bf16"), ({"block_h": 8, "block_p": 16}, "block_h >= 16"),
+                        ({"access": "generic"}, "a16 or i32"), ({"multiplier_one": True}, "multiplier_one")):
+        assert any(why in r for r in fam.check(fam.key_cls(**{**base, **change}), arch)), change
+    for fields, why in ((grouped_case(2, 1, 32, 1, 8, 3, pad=1), "C/G > 1"),
+                        ({**grouped_case(2, 1, 4, 8, 8, 3, pad=1), "K": 64}, "K/G = C/G"),
+                        (grouped_case(2, 1, 2, 24, 8, 3, pad=1), "whole groups")):
+        p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout="nhwgc")
+        assert why in (fam.supports(ok, p) or ""), fields
