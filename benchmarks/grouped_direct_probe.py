@@ -90,11 +90,12 @@ def kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
+def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int, runtime_rows: bool = False) -> str:
     """The tensor-core variant: each input column of a filter row loaded once as a [BLOCK_H, BC]
     tile (BC = GB·CG channels, contiguous) and multiplied, per tap that reads it, by the tap's
     block-diagonal [BC, BC] filter tile (a group's outputs see only its own inputs) with
-    ``tl.dot`` into that output column's accumulator."""
+    ``tl.dot`` into that output column's accumulator. ``runtime_rows``: the filter-row loop's
+    trip count is a kernel argument (as in ckcore's template), not a constant."""
     ncols = (bw - 1) * stride + kx
     lines = []
     add = lines.append
@@ -102,7 +103,8 @@ def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
     add("@triton.jit")
     add("def kern(x_ptr, w_ptr, y_ptr, NHo, H, W, C, Ho, Wo, pad_h, pad_w,")
     add("         sxn, sxh, sxw, swk, swc, swy, swx, syn, syh, syw,")
-    add("         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
+    add("         KY, BLOCK_H: tl.constexpr, GB: tl.constexpr):" if runtime_rows else
+        "         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
     add(f"    CG: tl.constexpr = {cg}")
     add("    BC: tl.constexpr = GB * CG")
     add("    pid = tl.program_id(0)")
@@ -124,7 +126,7 @@ def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
     add("    xn = x_ptr + n * sxn")
     for j in range(bw):
         add(f"    acc{j} = tl.zeros((BLOCK_H, BC), dtype=tl.float32)")
-    add(f"    for fy in range(0, {ky}):")
+    add("    for fy in range(0, KY):" if runtime_rows else f"    for fy in range(0, {ky}):")
     add("        ih = ih0 + fy")
     add("        h_ok = row_ok & (ih.to(tl.uint32) < H.to(tl.uint32))")
     add("        xrow = (xn + ih * sxh)[:, None] + ch[None, :]")
@@ -150,12 +152,12 @@ def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
 _MODULES = {}
 
 
-def compiled(cg, stride, ky, kx, bw, dot=False):
-    key = (cg, stride, ky, kx, bw, dot)
+def compiled(cg, stride, ky, kx, bw, dot=False, runtime_rows=False):
+    key = (cg, stride, ky, kx, bw, dot, runtime_rows)
     if key not in _MODULES:
-        path = os.path.join(tempfile.mkdtemp(prefix="gdp-"), f"gdp_{cg}_{stride}_{ky}{kx}_{bw}_{int(dot)}.py")
+        path = os.path.join(tempfile.mkdtemp(prefix="gdp-"), f"gdp_{cg}_{stride}_{ky}{kx}_{bw}_{int(dot)}{int(runtime_rows)}.py")
         with open(path, "w") as f:
-            f.write((dot_kernel_source if dot else kernel_source)(*key[:5]))
+            f.write(dot_kernel_source(*key[:5], runtime_rows) if dot else kernel_source(*key[:5]))
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
@@ -163,7 +165,7 @@ def compiled(cg, stride, ky, kx, bw, dot=False):
     return _MODULES[key]
 
 
-def launcher(row, x, w, y, bh, gb, bw, warps, stages, dot=False):
+def launcher(row, x, w, y, bh, gb, bw, warps, stages, dot=False, runtime_rows=False):
     N, C = row["N"], row["C"]
     H, W = row["spatial"]
     ky, kx = row["filter"]
@@ -171,14 +173,14 @@ def launcher(row, x, w, y, bh, gb, bw, warps, stages, dot=False):
     ph, pw = row["pad"]
     cg = C // row["G"]
     Ho, Wo = y.shape[2], y.shape[3]
-    kern = compiled(cg, s, ky, kx, bw, dot)
+    kern = compiled(cg, s, ky, kx, bw, dot, runtime_rows)
     grid = (triton.cdiv(N * Ho, bh) * triton.cdiv(Wo, bw), triton.cdiv(row["G"], gb))
     sx, sw_, sy = x.stride(), w.stride(), y.stride()
 
     def fn():
         kern[grid](x, w, y, N * Ho, H, W, C, Ho, Wo, ph, pw,
                    sx[0], sx[2], sx[3], sw_[0], sw_[1], sw_[2], sw_[3], sy[0], sy[2], sy[3],
-                   BLOCK_H=bh, GB=gb, num_warps=warps, num_stages=stages)
+                   *((ky,) if runtime_rows else ()), BLOCK_H=bh, GB=gb, num_warps=warps, num_stages=stages)
     return fn
 
 

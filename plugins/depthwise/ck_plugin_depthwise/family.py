@@ -372,9 +372,12 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
 
 class GwWinFwd(DwWinFwd):
     """Grouped forward sliding windows on tensor cores (:class:`GroupWindowFwdKey`): channels-last
-    fp16 / bf16 problems with G > 1 and C/G = K/G > 1 whose groups fit the channel block
-    (``block_c`` % (C/G) == 0); the group blocks of ``block_c`` / (C/G) groups are dense in the
-    tiles, so one instance serves every such C/G. Grid and window rules as :class:`DwWinFwd`.
+    fp16 / bf16 problems with G > 1 and C/G = K/G >= 4 whose groups fit the channel block
+    (``block_c`` % (C/G) == 0, so C/G is a power of two); the group blocks of ``block_c`` / (C/G)
+    groups are dense in the tiles, so one instance serves every such C/G. The filter tiles load 4
+    input channels at a time (C/G = 2 loaded them one element at a time: 2x slower than a tile
+    with C/G compiled in, on ResNeXt-50's C/G 32 layer). Grid and window rules as
+    :class:`DwWinFwd`.
 
     Measured before it became a family (``benchmarks/grouped_direct_probe.py --dot``, one H100,
     2026-11-26): on ResNeXt-50's grouped 3x3 layers (C/G = 4-32, batch 32) 1.47-2.2x faster than
@@ -409,10 +412,11 @@ class GwWinFwd(DwWinFwd):
         return key.block_w, key.block_h * key.block_c, 128
 
     def _tile_reason(self, key, p):
-        """Grouped problems whose groups fit the block (C/G = K/G > 1, block_c % (C/G) == 0) and
+        """Grouped problems whose groups fit the block (C/G = K/G >= 4, block_c % (C/G) == 0) and
         whose output rows fill at least one tile (N·Do·Ho >= block_h)."""
-        if p.Cg == 1:
-            return "grouped windows need C/G > 1 (depthwise problems go to the dw families)"
+        if p.Cg < 4:
+            return (f"grouped windows need C/G >= 4 (C/G={p.Cg}; filter tiles load 4 input channels at a time; "
+                    f"depthwise problems go to the dw families)")
         if p.Kg != p.Cg:
             return f"grouped windows need K/G = C/G (K/G={p.Kg}, C/G={p.Cg})"
         if key.block_c % p.Cg:

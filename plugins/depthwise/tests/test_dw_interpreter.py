@@ -598,14 +598,15 @@ def grouped_case(ndim, N, G, cg, spatial, filter, stride=1, pad=0):
 
 # (problem, block_c, block_w): whole blocks of groups and a partial last block (G = 6 with 4 or 2
 # groups per block), column stride 2, a 5-tap filter (one step of 3 taps and two single taps),
-# 1-D and 3-D, C/G from 2 to 16 (16: one group per block).
+# 1-D and 3-D, C/G from 4 to 16 (16: one group per block); every case has at least 16 output rows
+# (N·Do·Ho), the tiles' block_h.
 GROUP_WINDOW_CASES = {
-    "2d_k3_cg4": (grouped_case(2, 2, 8, 4, (7, 10), 3, pad=1), 16, 4),
-    "2d_k3_cg8_g6": (grouped_case(2, 1, 6, 8, (9, 6), 3, pad=1), 32, 2),
-    "2d_k3s2_cg4": (grouped_case(2, 2, 8, 4, (9, 12), 3, stride=2, pad=1), 16, 2),
-    "2d_k3s2_cg8_g6": (grouped_case(2, 1, 6, 8, (8, 11), 3, stride=2, pad=1), 16, 4),
-    "1d_k5_cg2": (grouped_case(1, 3, 16, 2, 21, 5, pad=2), 32, 4),
-    "3d_k3_cg16": (grouped_case(3, 1, 3, 16, (3, 5, 6), 3, pad=1), 16, 2),
+    "2d_k3_cg4": (grouped_case(2, 3, 8, 4, (7, 10), 3, pad=1), 16, 4),
+    "2d_k3_cg8_g6": (grouped_case(2, 2, 6, 8, (9, 6), 3, pad=1), 32, 2),
+    "2d_k3s2_cg4": (grouped_case(2, 4, 8, 4, (9, 12), 3, stride=2, pad=1), 16, 2),
+    "2d_k3s2_cg8_g6": (grouped_case(2, 4, 6, 8, (8, 11), 3, stride=2, pad=1), 16, 4),
+    "1d_k5_cg4": (grouped_case(1, 16, 16, 4, 21, 5, pad=2), 32, 4),
+    "3d_k3_cg16": (grouped_case(3, 2, 3, 16, (3, 5, 6), 3, pad=1), 16, 2),
 }
 
 
@@ -613,8 +614,7 @@ GROUP_WINDOW_CASES = {
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("case", sorted(GROUP_WINDOW_CASES))
 def test_grouped_tensor_core_windows(tmp_path, case, dtype, access):
-    """gw_win_fwd (block-diagonal tl.dot per tap) against the reference: every C/G it serves from
-    2 to 16, a last channel block of fewer groups, stride 2, a filter wider than a step, 1-D to
+    """gw_win_fwd (block-diagonal tl.dot per tap) against the reference: C/G 4 to 16, a last channel block of fewer groups, stride 2, a filter wider than a step, 1-D to
     3-D, both dtypes and access modes."""
     fields, block_c, block_w = GROUP_WINDOW_CASES[case]
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
@@ -629,8 +629,8 @@ def test_grouped_tensor_core_windows(tmp_path, case, dtype, access):
 
 def test_grouped_tensor_core_windows_refuse(reg):
     """What gw_win_fwd does not take: fp32, tiles under 16 rows or channels, generic access, a
-    channel multiplier (static); depthwise problems, K/G != C/G and groups straddling the block
-    (per problem)."""
+    channel multiplier (static); depthwise problems and C/G = 2, K/G != C/G, groups straddling
+    the block, and fewer output rows than a tile's (per problem)."""
     from ckcore.arch import load
 
     fam, arch = reg.catalog.families["gw_win_fwd"], load("sm_90")
@@ -640,8 +640,9 @@ def test_grouped_tensor_core_windows_refuse(reg):
     for change, why in (({"dtype": "fp32"}, "fp16 or bf16"), ({"block_h": 8, "block_p": 16}, "block_h >= 16"),
                         ({"access": "generic"}, "a16 or i32"), ({"multiplier_one": True}, "multiplier_one")):
         assert any(why in r for r in fam.check(fam.key_cls(**{**base, **change}), arch)), change
-    for fields, why in ((grouped_case(2, 1, 32, 1, 8, 3, pad=1), "C/G > 1"),
-                        ({**grouped_case(2, 1, 4, 8, 8, 3, pad=1), "K": 64}, "K/G = C/G"),
-                        (grouped_case(2, 1, 2, 24, 8, 3, pad=1), "whole groups")):
-        p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout="nhwgc")
+    for fields, why in ((grouped_case(2, 2, 32, 1, 8, 3, pad=1), "C/G >= 4"), (grouped_case(2, 2, 16, 2, 8, 3, pad=1), "C/G >= 4"),
+                        ({**grouped_case(2, 2, 4, 8, 8, 3, pad=1), "K": 64}, "K/G = C/G"),
+                        (grouped_case(2, 2, 2, 24, 8, 3, pad=1), "whole groups"),
+                        (grouped_case(1, 8, 8, 8, 40, 3, pad=1), "fill under one tile")):
+        p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout=layout(fields["ndim"], True))
         assert why in (fam.supports(ok, p) or ""), fields
