@@ -34,33 +34,60 @@ sys.path.insert(0, HERE)
 from conv_probe import graph_ms  # noqa: E402
 
 
-def kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
-    """The kernel for CG channels per group, a (ky, kx) filter at ``stride`` (dilation 1), BW
-    output columns per program."""
-    ncols = (bw - 1) * stride + kx
-    lines = []
-    add = lines.append
+def _header(add, bw: int, runtime_rows: bool = False) -> None:
+    """The module's imports, the kernel's signature and its program -> (rows, first column) lines."""
     add("import triton\nimport triton.language as tl\n\n")
     add("@triton.jit")
     add("def kern(x_ptr, w_ptr, y_ptr, NHo, H, W, C, Ho, Wo, pad_h, pad_w,")
     add("         sxn, sxh, sxw, swk, swc, swy, swx, syn, syh, syw,")
-    add("         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
-    add(f"    CG: tl.constexpr = {cg}")
+    add("         KY, BLOCK_H: tl.constexpr, GB: tl.constexpr):" if runtime_rows else
+        "         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
     add("    pid = tl.program_id(0)")
     add("    pid_c = tl.program_id(1)")
     add(f"    w_blocks = tl.cdiv(Wo, {bw})")
     add("    rows = (pid // w_blocks) * BLOCK_H + tl.arange(0, BLOCK_H)")
     add(f"    ow0 = (pid % w_blocks) * {bw}")
-    add("    g = pid_c * GB + tl.arange(0, GB)")
-    add("    ko = tl.arange(0, CG)")
-    add("    k3 = (g[:, None] * CG + ko[None, :])[None, :, :]  # [1, GB, CG] output channels")
-    add("    mask_g = (g * CG < C)[None, :, None]")
+
+
+def _origins(add, stride: int) -> None:
+    """The rows' image and output row, their first source row and column, the image's x pointer."""
     add("    row_ok = rows < NHo")
     add("    oh = rows % Ho")
     add("    n = rows // Ho")
     add(f"    ih0 = oh * {stride} - pad_h")
     add(f"    iw0 = ow0 * {stride} - pad_w")
     add("    xn = x_ptr + n * sxn")
+
+
+def _columns(stride: int, kx: int, bw: int):
+    """(source column i, [(output column j, tap fx) reading it]) for every column a filter row touches."""
+    for i in range((bw - 1) * stride + kx):
+        uses = [(j, fx) for j in range(bw) for fx in range(kx) if j * stride + fx == i]
+        if uses:
+            yield i, uses
+
+
+def _stores(add, bw: int, yrow: str, mask: str) -> str:
+    """Each output column's accumulator stored through ``yrow`` (rows by channels) under ``mask``
+    (``OW_OK``: the rows' and the column's bounds)."""
+    add(f"    yrow = {yrow}")
+    for j in range(bw):
+        add(f"    ow = ow0 + {j}")
+        add(f"    tl.store(yrow + ow * syw, acc{j}.to(y_ptr.dtype.element_ty), mask={mask.replace('OW_OK', '(row_ok & (ow < Wo))')})")
+
+
+def kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
+    """The kernel for CG channels per group, a (ky, kx) filter at ``stride`` (dilation 1), BW
+    output columns per program."""
+    lines = []
+    add = lines.append
+    _header(add, bw)
+    add(f"    CG: tl.constexpr = {cg}")
+    add("    g = pid_c * GB + tl.arange(0, GB)")
+    add("    ko = tl.arange(0, CG)")
+    add("    k3 = (g[:, None] * CG + ko[None, :])[None, :, :]  # [1, GB, CG] output channels")
+    add("    mask_g = (g * CG < C)[None, :, None]")
+    _origins(add, stride)
     add("    cin = (g * CG)[None, :, None]  # [1, GB, 1] first input channel of each group")
     for j in range(bw):
         add(f"    acc{j} = tl.zeros((BLOCK_H, GB, CG), dtype=tl.float32)")
@@ -72,21 +99,14 @@ def kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int) -> str:
     for ci in range(cg):
         for fx in range(kx):
             add(f"        w_{ci}_{fx} = tl.load(wrow + {ci} * swc + {fx} * swx, mask=mask_g, other=0.0).to(tl.float32)")
-    for i in range(ncols):
-        uses = [(j, fx) for j in range(bw) for fx in range(kx) if j * stride + fx == i]
-        if not uses:
-            continue
+    for i, uses in _columns(stride, kx, bw):
         add(f"        iw = iw0 + {i}")
         add("        ok = (h_ok & (iw.to(tl.uint32) < W.to(tl.uint32)))[:, None, None] & mask_g")
         for ci in range(cg):
             add(f"        xv = tl.load(xrow + iw * sxw + cin + {ci}, mask=ok, other=0.0).to(tl.float32)")
             for j, fx in uses:
                 add(f"        acc{j} += xv * w_{ci}_{fx}")
-    add("    yrow = (y_ptr + n * syn + oh * syh)[:, None, None] + k3")
-    for j in range(bw):
-        add(f"    ow = ow0 + {j}")
-        add(f"    tl.store(yrow + ow * syw, acc{j}.to(y_ptr.dtype.element_ty), "
-            f"mask=(row_ok & (ow < Wo))[:, None, None] & mask_g)")
+    _stores(add, bw, "(y_ptr + n * syn + oh * syh)[:, None, None] + k3", "OW_OK[:, None, None] & mask_g")
     return "\n".join(lines) + "\n"
 
 
@@ -96,34 +116,18 @@ def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int, runtime_r
     block-diagonal [BC, BC] filter tile (a group's outputs see only its own inputs) with
     ``tl.dot`` into that output column's accumulator. ``runtime_rows``: the filter-row loop's
     trip count is a kernel argument (as in ckcore's template), not a constant."""
-    ncols = (bw - 1) * stride + kx
     lines = []
     add = lines.append
-    add("import triton\nimport triton.language as tl\n\n")
-    add("@triton.jit")
-    add("def kern(x_ptr, w_ptr, y_ptr, NHo, H, W, C, Ho, Wo, pad_h, pad_w,")
-    add("         sxn, sxh, sxw, swk, swc, swy, swx, syn, syh, syw,")
-    add("         KY, BLOCK_H: tl.constexpr, GB: tl.constexpr):" if runtime_rows else
-        "         BLOCK_H: tl.constexpr, GB: tl.constexpr):")
+    _header(add, bw, runtime_rows)
     add(f"    CG: tl.constexpr = {cg}")
     add("    BC: tl.constexpr = GB * CG")
-    add("    pid = tl.program_id(0)")
-    add("    pid_c = tl.program_id(1)")
-    add(f"    w_blocks = tl.cdiv(Wo, {bw})")
-    add("    rows = (pid // w_blocks) * BLOCK_H + tl.arange(0, BLOCK_H)")
-    add(f"    ow0 = (pid % w_blocks) * {bw}")
     add("    ch = pid_c * BC + tl.arange(0, BC)")
     add("    mask_c = ch < C")
     add("    cl = tl.arange(0, BC)")
     add("    # Block-diagonal filter tile: row = input channel (local), column = output channel.")
     add("    w_off = (pid_c * BC + cl[None, :]) * swk + (cl[:, None] % CG) * swc")
     add("    w_mask = ((cl[:, None] // CG) == (cl[None, :] // CG)) & mask_c[None, :]")
-    add("    row_ok = rows < NHo")
-    add("    oh = rows % Ho")
-    add("    n = rows // Ho")
-    add(f"    ih0 = oh * {stride} - pad_h")
-    add(f"    iw0 = ow0 * {stride} - pad_w")
-    add("    xn = x_ptr + n * sxn")
+    _origins(add, stride)
     for j in range(bw):
         add(f"    acc{j} = tl.zeros((BLOCK_H, BC), dtype=tl.float32)")
     add("    for fy in range(0, KY):" if runtime_rows else f"    for fy in range(0, {ky}):")
@@ -132,20 +136,13 @@ def dot_kernel_source(cg: int, stride: int, ky: int, kx: int, bw: int, runtime_r
     add("        xrow = (xn + ih * sxh)[:, None] + ch[None, :]")
     for fx in range(kx):
         add(f"        w_{fx} = tl.load(w_ptr + w_off + fy * swy + {fx} * swx, mask=w_mask, other=0.0)")
-    for i in range(ncols):
-        uses = [(j, fx) for j in range(bw) for fx in range(kx) if j * stride + fx == i]
-        if not uses:
-            continue
+    for i, uses in _columns(stride, kx, bw):
         add(f"        iw = iw0 + {i}")
         add("        ok = (h_ok & (iw.to(tl.uint32) < W.to(tl.uint32)))[:, None] & mask_c[None, :]")
         add("        xv = tl.load(xrow + iw * sxw, mask=ok, other=0.0)")
         for j, fx in uses:
             add(f"        acc{j} = tl.dot(xv, w_{fx}, acc{j})")
-    add("    yrow = (y_ptr + n * syn + oh * syh)[:, None] + ch[None, :]")
-    for j in range(bw):
-        add(f"    ow = ow0 + {j}")
-        add(f"    tl.store(yrow + ow * syw, acc{j}.to(y_ptr.dtype.element_ty), "
-            f"mask=(row_ok & (ow < Wo))[:, None] & mask_c[None, :])")
+    _stores(add, bw, "(y_ptr + n * syn + oh * syh)[:, None] + ch[None, :]", "OW_OK[:, None] & mask_c[None, :]")
     return "\n".join(lines) + "\n"
 
 
