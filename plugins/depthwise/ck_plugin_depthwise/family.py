@@ -16,10 +16,10 @@ from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_ph
 from ckcore import DType
 
 from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
-                   DwWindowFwdKey, DwWindowKey, GroupWindowFwdKey)
+                   DwWindowFwdKey, DwWindowKey, GroupWindowBwdDataKey, GroupWindowFwdKey)
 
 __all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwWinBwdWeight", "DwBwdData", "DwBwdWeight",
-           "GwWinFwd", "FAMILIES", "MAX_WINDOW_COLUMNS"]
+           "GwWindow", "GwWinFwd", "GwWinBwdData", "FAMILIES", "MAX_WINDOW_COLUMNS"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -33,7 +33,7 @@ def spatial_reasons(key) -> list[str]:
         reasons.append(f"block_h={bh}: spatial tiles are channels-last")
     if bh & (bh - 1) or key.block_p % bh:
         reasons.append(f"block_h={bh} must be a power of two dividing block_p={key.block_p}")
-    if key.direction == "bwd_data" and not (key.unit_stride and key.multiplier_one):
+    if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or getattr(key, "dot", False))):
         reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one")
     return reasons
 
@@ -370,23 +370,21 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return reason
 
 
-class GwWinFwd(DwWinFwd):
-    """Grouped forward sliding windows on tensor cores (:class:`GroupWindowFwdKey`): channels-last
-    fp16 / bf16 problems with G > 1 and C/G = K/G >= 4 whose groups fit the channel block
+class GwWindow:
+    """What the tensor-core grouped windows share (:class:`GroupWindowFwdKey`,
+    :class:`GroupWindowBwdDataKey`): channels-last fp16 / bf16 problems with G > 1 and
+    C/G = K/G >= 4 whose groups fit the channel block
     (``block_c`` % (C/G) == 0, so C/G is a power of two); the group blocks of ``block_c`` / (C/G)
     groups are dense in the tiles, so one instance serves every such C/G. The filter tiles load 4
-    input channels at a time (C/G = 2 loaded them one element at a time: 2x slower than a tile
-    with C/G compiled in, on ResNeXt-50's C/G 32 layer). Grid and window rules as
-    :class:`DwWinFwd`.
+    filter channels at a time (the first version loaded them one element at a time and ran up to
+    1.8x slower than a kernel with C/G compiled in: benchmarks/gw_template_vs_probe.py,
+    benchmarks/results/gw_template_vs_probe_access_h100.jsonl). Grid and window rules as the
+    depthwise windows of the direction.
 
     Measured before it became a family (``benchmarks/grouped_direct_probe.py --dot``, one H100,
     2026-11-26): on ResNeXt-50's grouped 3x3 layers (C/G = 4-32, batch 32) 1.47-2.2x faster than
     the implicit-GEMM instances selected then, 0.94-1.25x cuDNN at stride 1 and 0.74x at stride 2
     (benchmarks/results/grouped_direct_probe_dot_h100.jsonl.gz)."""
-
-    name = "gw_win_fwd"
-    key_cls = GroupWindowFwdKey
-    template = "gw_win_fwd.py.j2"
 
     def bucket(self, key):
         """(dtype, channels-last, G > 1, C/G > 1) of the conv op's ``bucket``."""
@@ -413,7 +411,8 @@ class GwWinFwd(DwWinFwd):
 
     def _tile_reason(self, key, p):
         """Grouped problems whose groups fit the block (C/G = K/G >= 4, block_c % (C/G) == 0) and
-        whose output rows fill at least one tile (N·Do·Ho >= block_h)."""
+        whose rows fill at least one tile (N·Do·Ho of y forward, N·D·H of dx backward-data, >=
+        block_h)."""
         if p.Cg < 4:
             return (f"grouped windows need C/G >= 4 (C/G={p.Cg}; filter tiles load 4 input channels at a time; "
                     f"depthwise problems go to the dw families)")
@@ -421,7 +420,7 @@ class GwWinFwd(DwWinFwd):
             return f"grouped windows need K/G = C/G (K/G={p.Kg}, C/G={p.Cg})"
         if key.block_c % p.Cg:
             return f"block_c={key.block_c} does not hold whole groups of C/G={p.Cg}"
-        d, h, _ = p.as_3d()["out"]
+        d, h, _ = self._plane(p)
         if p.N * d * h < key.block_h:
             # Measured on two H100s (benchmarks/datasets/grouped_conv_fwd_h200.jsonl.gz, the
             # problems of benchmarks/suites/tune_gw_win_fwd.jsonl): on 1-D problems, whose rows are
@@ -429,7 +428,7 @@ class GwWinFwd(DwWinFwd):
             # C/G = 2: 149.7 against 21.4 µs; N = 8, 15 taps: 754 against 125 µs). Refusing under
             # half a tile instead scored lower held-out (mean / P10 0.964 / 0.875 against 0.965 /
             # 0.893, `benchmarks/train_sweep.py`).
-            return f"N·Do·Ho = {p.N * d * h} output rows fill under one tile of block_h={key.block_h} rows"
+            return f"N·D·H = {p.N * d * h} rows of the plane fill under one tile of block_h={key.block_h} rows"
         return None
 
     def features(self, key):
@@ -442,4 +441,21 @@ class GwWinFwd(DwWinFwd):
         return {**super().pair_features(key, p, arch), "diag_waste": key.block_c / p.Cg}
 
 
-FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd)
+class GwWinFwd(GwWindow, DwWinFwd):
+    """Grouped forward windows on tensor cores (in the default sets)."""
+
+    name = "gw_win_fwd"
+    key_cls = GroupWindowFwdKey
+    template = "gw_win_fwd.py.j2"
+
+
+class GwWinBwdData(GwWindow, DwWinBwdData):
+    """Grouped unit-stride backward-data windows on tensor cores: the forward of dy with the
+    filter flipped and each group's filter transposed (full sets only: not measured yet)."""
+
+    name = "gw_win_bwd_data"
+    key_cls = GroupWindowBwdDataKey
+    template = "gw_win_bwd_data.py.j2"
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd, GwWinBwdData)

@@ -13,7 +13,7 @@ from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two
 from ck_plugin_grouped_conv.keys import Access, access_in
 
 __all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey",
-           "DwWindowBwdDataKey", "DwWindowBwdWeightKey", "GroupWindowFwdKey"]
+           "DwWindowBwdDataKey", "DwWindowBwdWeightKey", "GroupWindowFwdKey", "GroupWindowBwdDataKey"]
 
 
 @attrs.frozen(kw_only=True)
@@ -240,3 +240,16 @@ class GroupWindowFwdKey(DwWindowKey):
     @property
     def name(self) -> str:
         return DwWindowKey.name.fget(self).replace("dw_win_fwd_", "gw_win_fwd_", 1)
+
+
+@attrs.frozen(kw_only=True)
+class GroupWindowBwdDataKey(DwWindowBwdDataKey):
+    """Grouped backward-data sliding windows on tensor cores (``gw_win_bwd_data``): unit stride,
+    C/G = K/G >= 4; the forward of dy with the filter flipped and each group's filter transposed,
+    as :class:`GroupWindowFwdKey` (block-diagonal [block_c, block_c] tiles, rows of N·D·H of dx)."""
+
+    dot: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return DwWindowKey.name.fget(self).replace("dw_win_bwd_data_", "gw_win_bwd_data_", 1)

@@ -6,7 +6,7 @@ estimate = max(minimum bytes / HBM bandwidth, FLOPs / fp32 CUDA-core peak) / eff
            + per-tap loop overhead + launch,
 with peaks from the arch specs (datasheet). Efficiency falls for tiles that load few bytes per
 row (narrow channel blocks in channels-last, narrow pixel blocks when contiguous).
-Tensor-core windows (``gw_win_fwd``) count the block-diagonal tiles' multiply-adds at
+Tensor-core windows (``gw_win_fwd``, ``gw_win_bwd_data``) count the block-diagonal tiles' multiply-adds at
 :data:`TC_EFFICIENCY` of the dense tensor-core peak instead. Backward-weight has its own model (:func:`_bwd_weight_ms`: passes of taps over the pixels, a
 per-step loop cost, registers).
 """
@@ -39,7 +39,8 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     memory = min_bytes / (bw * eff)
     compute = flops / (device.peak_tflops["fp32"] * 1e12 * 0.6)
     if getattr(key, "dot", False):  # tensor-core windows: every block-diagonal tile's multiply-adds
-        compute = 2.0 * p.N * p.out_pixels * p.K * key.block_c * p.taps / (device.peak_tflops[p.dtype.value] * 1e12 * TC_EFFICIENCY)
+        pixels = p.pixels if family.direction == "bwd_data" else p.out_pixels
+        compute = 2.0 * p.N * pixels * p.K * key.block_c * p.taps / (device.peak_tflops[p.dtype.value] * 1e12 * TC_EFFICIENCY)
     if family.direction == "bwd_weight":
         return _bwd_weight_ms(key, p, arch, device, min_bytes, bw)
     else:

@@ -4,7 +4,7 @@ generic fallbacks; backward-data with a unit-stride twin of each, channels-last 
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
 backward-weight with 3 or 7 taps per pass, and spatial patches; sliding windows for
 channels-last forward and unit-stride multiplier-one backward-data; tensor-core grouped
-windows for few channels per group) and ``full`` (a sweep)."""
+windows for few channels per group, forward; backward-data in ``full`` only) and ``full`` (a sweep)."""
 
 from __future__ import annotations
 
@@ -223,8 +223,9 @@ _GROUP_WINDOW = [(64, 2, 32, 4), (128, 2, 16, 4), (128, 4, 32, 4), (32, 2, 16, 4
 
 
 def _group_window_keys(family, dtype, full):
-    """Tensor-core grouped windows: :data:`_GROUP_WINDOW` × column stride 1 and 2, 3 taps per
-    step, ``a16``; the first tile also ``i32``. Full: block_c 64 and 128 and 8 warps too."""
+    """Tensor-core grouped windows: :data:`_GROUP_WINDOW` × column stride 1 and 2 (backward-data:
+    1), 3 taps per step, ``a16``; the first tile also ``i32``. Full: block_c 64 and 128 and 8
+    warps too. Backward-data windows are in the full set only (not measured yet)."""
     tiles = _GROUP_WINDOW + ([(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((32, 64, 128), (2, 4), (64, 128), (4, 8))
                               if bh * bw * bc <= 128 * 32 * w] if full else [])
     combos = [(t, "a16", stride) for t, stride in itertools.product(tiles, (1, 2))]
@@ -237,6 +238,8 @@ def _group_window_keys(family, dtype, full):
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     if getattr(family.key_cls, "dot", False):
+        if family.direction == "bwd_data" and not full:  # not measured yet: full sets only
+            return []
         return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_keys(family, dtype, full)
                 if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):

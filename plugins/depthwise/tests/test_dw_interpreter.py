@@ -613,27 +613,35 @@ GROUP_WINDOW_CASES = {
 @pytest.mark.parametrize("access", ["a16", "i32"])
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("case", sorted(GROUP_WINDOW_CASES))
-def test_grouped_tensor_core_windows(tmp_path, case, dtype, access):
-    """gw_win_fwd (block-diagonal tl.dot per tap) against the reference: C/G 4 to 16, a last channel block of fewer groups, stride 2, a filter wider than a step, 1-D to
-    3-D, both dtypes and access modes."""
+@pytest.mark.parametrize("op", OPS[:2])
+def test_grouped_tensor_core_windows(tmp_path, op, case, dtype, access):
+    """gw_win_fwd and gw_win_bwd_data (block-diagonal tl.dot per tap; backward-data with each
+    group's filter transposed) against the reference: C/G 4 to 16, a last channel block of fewer
+    groups, stride 2 (forward; backward-data runs those cases at stride 1), a filter wider than a
+    step, 1-D to 3-D, both dtypes and access modes."""
     fields, block_c, block_w = GROUP_WINDOW_CASES[case]
+    direction = op[len("grouped_conv_"):]
+    if direction == "bwd_data":
+        fields = {**fields, "stride": [1] * fields["ndim"]}
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
-    inst = r.add("gw_win_fwd", {"dtype": dtype, "channels_last": True, "block_p": 16 * block_w, "block_h": 16,
-                                "block_w": block_w, "block_c": block_c, "num_warps": 4, "access": access, "unroll": 3,
-                                "stride_w": fields["stride"][-1]})
-    assert inst.name.startswith("gw_win_fwd_")
-    p = r.problem("grouped_conv_fwd", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    inst = r.add(f"gw_win_{direction}", {"dtype": dtype, "channels_last": True, "block_p": 16 * block_w, "block_h": 16,
+                                         "block_w": block_w, "block_c": block_c, "num_warps": 4, "access": access,
+                                         "unroll": 3, "stride_w": fields["stride"][-1]})
+    assert inst.name.startswith(f"gw_win_{direction}_")
+    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     assert r.family(inst).supports(inst.key, p) is None
-    assert_matches_reference(r, "grouped_conv_fwd", p, instance=inst.name, interpret=True, seed=len(case))
+    assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
 
-def test_grouped_tensor_core_windows_refuse(reg):
-    """What gw_win_fwd does not take: fp32, tiles under 16 rows or channels, generic access, a
-    channel multiplier (static); depthwise problems and C/G = 2, K/G != C/G, groups straddling
-    the block, and fewer output rows than a tile's (per problem)."""
+@pytest.mark.parametrize("op", OPS[:2])
+def test_grouped_tensor_core_windows_refuse(reg, op):
+    """What gw_win_fwd and gw_win_bwd_data do not take: fp32, tiles under 16 rows or channels,
+    generic access, a channel multiplier (static); depthwise problems and C/G = 2, K/G != C/G,
+    groups straddling the block, and fewer rows than a tile's (per problem); backward-data also
+    column stride 2 (static) and stride 2 (per problem)."""
     from ckcore.arch import load
 
-    fam, arch = reg.catalog.families["gw_win_fwd"], load("sm_90")
+    fam, arch = reg.catalog.families["gw_win_" + op[len("grouped_conv_"):]], load("sm_90")
     base = dict(dtype="bf16", channels_last=True, block_p=64, block_h=32, block_w=2, block_c=32, unroll=3)
     ok = fam.key_cls(**base)
     assert fam.check(ok, arch) == []
@@ -644,5 +652,9 @@ def test_grouped_tensor_core_windows_refuse(reg):
                         ({**grouped_case(2, 2, 4, 8, 8, 3, pad=1), "K": 64}, "K/G = C/G"),
                         (grouped_case(2, 2, 2, 24, 8, 3, pad=1), "whole groups"),
                         (grouped_case(1, 8, 8, 8, 40, 3, pad=1), "fill under one tile")):
-        p = reg.problem("grouped_conv_fwd", **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+        p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
         assert why in (fam.supports(ok, p) or ""), fields
+    if op == "grouped_conv_bwd_data":
+        assert any("column stride 1" in r for r in fam.check(fam.key_cls(**{**base, "stride_w": 2}), arch))
+        p = reg.problem(op, **grouped_case(2, 4, 8, 4, 9, 3, stride=2, pad=1), dtype="bf16", layout="nhwgc")
+        assert "unit-stride" in (fam.supports(ok, p) or "")
