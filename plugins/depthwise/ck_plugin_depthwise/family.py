@@ -1,8 +1,9 @@
 """The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight`` (tap by tap),
 and the sliding-window families ``dw_win_fwd``, ``dw_win_bwd_data`` and ``dw_win_bwd_weight``: they serve the grouped
 convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with the same
-kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`). ``gw_win_fwd`` runs the same
-sliding windows on tensor cores for grouped forward problems with few channels per group."""
+kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`). ``gw_win_fwd`` and
+``gw_win_bwd_data`` run the same sliding windows on tensor cores for grouped problems with few
+channels per group."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def spatial_reasons(key) -> list[str]:
     if bh & (bh - 1) or key.block_p % bh:
         reasons.append(f"block_h={bh} must be a power of two dividing block_p={key.block_p}")
     if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or getattr(key, "dot", False))):
+        # (the tensor-core grouped windows need unit stride only; their keys always have it)
         reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one")
     return reasons
 
@@ -410,9 +412,12 @@ class GwWindow:
         return key.block_w, key.block_h * key.block_c, 128
 
     def _tile_reason(self, key, p):
-        """Grouped problems whose groups fit the block (C/G = K/G >= 4, block_c % (C/G) == 0) and
+        """Grouped problems (G > 1: the family's ``bucket``) whose groups fit the block (C/G = K/G
+        >= 4, block_c % (C/G) == 0) and
         whose rows fill at least one tile (N·Do·Ho of y forward, N·D·H of dx backward-data, >=
         block_h)."""
+        if p.G == 1:
+            return "grouped windows need G > 1 (dense problems go to the implicit-GEMM families)"
         if p.Cg < 4:
             return (f"grouped windows need C/G >= 4 (C/G={p.Cg}; filter tiles load 4 input channels at a time; "
                     f"depthwise problems go to the dw families)")
@@ -422,12 +427,12 @@ class GwWindow:
             return f"block_c={key.block_c} does not hold whole groups of C/G={p.Cg}"
         d, h, _ = self._plane(p)
         if p.N * d * h < key.block_h:
-            # Measured on two H100s (benchmarks/datasets/grouped_conv_fwd_h200.jsonl.gz, the
-            # problems of benchmarks/suites/tune_gw_win_fwd.jsonl): on 1-D problems, whose rows are
-            # the N images, tiles mostly empty ran up to 7x slower than the implicit GEMM (N = 1,
-            # C/G = 2: 149.7 against 21.4 µs; N = 8, 15 taps: 754 against 125 µs). Refusing under
-            # half a tile instead scored lower held-out (mean / P10 0.964 / 0.875 against 0.965 /
-            # 0.893, `benchmarks/train_sweep.py`).
+            # Measured on two H100s in the first version's data (the first data call in
+            # benchmarks/results/README.md, fifteenth session): on 1-D problems, whose rows are the
+            # N images, tiles mostly empty ran up to 7x slower than the implicit GEMM (N = 1,
+            # C/G = 2: 149.7 against 21.4 µs; N = 8, 15 taps: 754 against 125 µs). On that data,
+            # refusing only under half a tile scored lower held-out than under a whole tile (mean /
+            # P10 0.964 / 0.875 against 0.965 / 0.893, `benchmarks/train_sweep.py`).
             return f"N·D·H = {p.N * d * h} rows of the plane fill under one tile of block_h={key.block_h} rows"
         return None
 

@@ -142,7 +142,7 @@ class DwWindowKey(DwKey):
     cap per thread, so more programs fit an SM (the 16x8x32 tile otherwise takes 237, 12.5%
     occupancy: docs/performance.md, twelfth session); ptxas spills what does not fit."""
 
-    dot: ClassVar[bool] = False  # tensor-core (block-diagonal tl.dot) windows: GroupWindowFwdKey
+    dot: ClassVar[bool] = False  # tensor-core (block-diagonal tl.dot) windows: GroupWindow{Fwd,BwdData}Key
 
     block_h: int = attrs.field(default=4, validator=power_of_two_in(1, 1024))
     block_w: int = attrs.field(default=8, validator=power_of_two_in(1, 32))

@@ -72,7 +72,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
 SPATIAL_TILE_FACTOR = 1 / 1.18
 
 
-# Tensor-core windows (gw_win_fwd) issue small [block_h, block_c] x [block_c, block_c] products
+# Tensor-core windows (gw_win_fwd, gw_win_bwd_data) issue small [block_h, block_c] x [block_c, block_c] products
 # from registers: assumed to reach a quarter of the dense peak (not fitted; the model corrects it).
 TC_EFFICIENCY = 0.25
 

@@ -596,8 +596,8 @@ def grouped_case(ndim, N, G, cg, spatial, filter, stride=1, pad=0):
                 pad=per(pad), dilation=per(1))
 
 
-# (problem, block_c, block_w): whole blocks of groups and a partial last block (G = 6 with 4 or 2
-# groups per block), column stride 2, a 5-tap filter (one step of 3 taps and two single taps),
+# (problem, block_c, block_w): whole blocks of groups and a partial last block (G = 6 with 4 groups
+# per block; with 2, three whole blocks), column stride 2, a 5-tap filter (one step of 3 taps and two single taps),
 # 1-D and 3-D, C/G from 4 to 16 (16: one group per block); every case has at least 16 output rows
 # (N·Do·Ho), the tiles' block_h.
 GROUP_WINDOW_CASES = {
@@ -651,7 +651,8 @@ def test_grouped_tensor_core_windows_refuse(reg, op):
     for fields, why in ((grouped_case(2, 2, 32, 1, 8, 3, pad=1), "C/G >= 4"), (grouped_case(2, 2, 16, 2, 8, 3, pad=1), "C/G >= 4"),
                         ({**grouped_case(2, 2, 4, 8, 8, 3, pad=1), "K": 64}, "K/G = C/G"),
                         (grouped_case(2, 2, 2, 24, 8, 3, pad=1), "whole groups"),
-                        (grouped_case(1, 8, 8, 8, 40, 3, pad=1), "fill under one tile")):
+                        (grouped_case(1, 8, 8, 8, 40, 3, pad=1), "fill under one tile"),
+                        ({**grouped_case(2, 2, 1, 32, 8, 3, pad=1)}, "G > 1")):
         p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
         assert why in (fam.supports(ok, p) or ""), fields
     if op == "grouped_conv_bwd_data":
