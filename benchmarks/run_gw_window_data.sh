@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Device call for the tensor-core grouped windows (gw_win_fwd) on a 2-GPU machine (repository root):
-# builds the forward default set, measures every pair of the forward dataset problems they serve
-# (benchmarks/suites/tune_gw_win_fwd.jsonl, written with their old rows dropped from the working
-# tree's dataset by `benchmarks/new_instance_problems.py grouped_conv_fwd ... --match '^gw_win_fwd'`)
-# on both GPUs, retrains the forward model into the tree, runs the family's GPU tests, then benches
-# the conv suite forward with this tree (GPU 0) and with the plugins in .old/ (GPU 1) at once.
+# Device call for the tensor-core grouped windows (gw_win_fwd; OP=grouped_conv_bwd_data for
+# gw_win_bwd_data once its instances are in the default sets) on a 2-GPU machine (repository root):
+# builds the op's default set, measures every pair of the op's dataset problems they serve
+# (benchmarks/suites/tune_gw_win_<fwd|bwd_data>.jsonl, written with their old rows dropped from the
+# working tree's dataset by `benchmarks/new_instance_problems.py OP ... --match '^gw_win_'`)
+# on both GPUs, retrains the op's model into the tree, runs the families' GPU tests, then benches
+# the conv suite for the op with this tree (GPU 0) and with the plugins in .old/ (GPU 1) at once.
 # Results: $OUT/gw.tgz (datasets/, models/, logs, bench files). TUNE_S=0: the GPU tests and the
 # benches only (the tree's model as it is).
-# usage: OUT=/path [TUNE_S=200] [BENCH_S=150] [TEST_S=90] bash benchmarks/run_gw_window_data.sh
+# usage: OUT=/path [OP=grouped_conv_fwd] [TUNE_S=200] [BENCH_S=150] [TEST_S=90] bash benchmarks/run_gw_window_data.sh
 set -u
 res=/tmp/gw
 mkdir -p "$res/datasets" "$res/models"
@@ -15,12 +16,12 @@ source benchmarks/device_prologue.sh
 set +e
 export CKCORE_CACHE_DIR=/tmp/ckgw/ck TRITON_CACHE_DIR=/tmp/ckgw/triton
 models=plugins/grouped_conv/ck_plugin_grouped_conv/models
-op=grouped_conv_fwd
+op=${OP:-grouped_conv_fwd}
 if [ "${TUNE_S:-200}" != 0 ]; then
 cp "benchmarks/datasets/${op}_h200.jsonl.gz" "$res/datasets/"
 ckcore build $op --workers 30 > "$res/build.txt" 2>&1
 tail -2 "$res/build.txt"
-ckcore tune $op --suite benchmarks/suites/tune_gw_win_fwd.jsonl --out "$res/datasets/${op}_h200.jsonl.gz" \
+ckcore tune $op --suite "benchmarks/suites/tune_gw_win_${op#grouped_conv_}.jsonl" --out "$res/datasets/${op}_h200.jsonl.gz" \
   --devices 0,1 --max-seconds "${TUNE_S:-200}" 2>"$res/tune.log" | tail -1 | tee "$res/tune.json"
 rm -f "$res"/datasets/*.lock
 ckcore train $op --data "$res/datasets/${op}_h200.jsonl.gz" --out "$models" > "$res/train.txt" 2>&1
