@@ -39,6 +39,20 @@ def graph_ms(fn, reps=20):
     return sorted(times)[len(times) // 2]
 
 
+def problem_tensors(spec, row: dict, device: str = "cuda"):
+    """(problem, tensors) of a suite row for op ``spec``: seed-0 random inputs and an empty output."""
+    p = spec.problem(**row)
+    t = spec.random_tensors(p, 0, device)
+    t[spec.output] = spec.empty_output(p, t[spec.inputs[0]])
+    return p, t
+
+
+def named_rows(names, suite: str = "benchmarks/suites/conv.jsonl"):
+    """The suite's rows whose name is in ``names``, in suite order."""
+    want = set(names)
+    return [r for r in (json.loads(l) for l in open(suite) if l.strip()) if r["name"] in want]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("op")
@@ -60,9 +74,7 @@ def main():
     lines = [json.loads(l) for l in open(args.suite) if l.strip()]
     for i in args.rows or range(len(lines)):
         row = lines[i]
-        p = spec.problem(**row)
-        t = spec.random_tensors(p, 0, "cuda")
-        t[spec.output] = spec.empty_output(p, t[spec.inputs[0]])
+        p, t = problem_tensors(spec, row)
         base = spec.torch_baseline(p, t)
         torch_g = graph_ms(base)
         ranked = reg.select(p).ranked

@@ -7,7 +7,8 @@ usage: python benchmarks/gw_bwd_data_probe.py [--rows NAME,...]
 """
 
 import argparse
-import json
+import os
+import sys
 
 import torch
 import triton.testing
@@ -17,6 +18,9 @@ from ckcore.arch import detect
 from ckcore.dispatch import launch
 
 from ck_plugin_depthwise.sets import _GROUP_WINDOW
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from conv_probe import named_rows, problem_tensors  # noqa: E402
 
 OP = "grouped_conv_bwd_data"
 
@@ -31,13 +35,8 @@ def main():
     reg.declare(OP, "default")
     fam = reg.catalog.families["gw_win_bwd_data"]
     spec = reg.catalog.op(OP)
-    want = args.rows.split(",")
-    for row in (json.loads(l) for l in open("benchmarks/suites/conv.jsonl") if l.strip()):
-        if row["name"] not in want:
-            continue
-        p = spec.problem(**{k: v for k, v in row.items() if k not in ("op", "name")})
-        t = spec.random_tensors(p, 0, "cuda")
-        t[spec.output] = spec.empty_output(p, t[spec.inputs[0]])
+    for row in named_rows(args.rows.split(",")):
+        p, t = problem_tensors(spec, row)
         base = spec.torch_baseline(p, t)
         ref = torch.nn.grad.conv2d_input(t[spec.output].shape, t["w"].float(), t["dy"].float(), stride=row["stride"],
                                          padding=row["pad"], groups=row["G"])

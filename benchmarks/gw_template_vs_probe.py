@@ -22,7 +22,7 @@ from ckcore.arch import detect
 from ckcore.dispatch import launch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conv_probe import graph_ms  # noqa: E402
+from conv_probe import graph_ms, named_rows, problem_tensors  # noqa: E402
 from grouped_direct_probe import launcher  # noqa: E402
 
 TILES = [(64, 2, 32, 4), (128, 2, 16, 4), (128, 4, 32, 4), (32, 2, 16, 4), (64, 4, 32, 4)]  # sets._GROUP_WINDOW
@@ -38,13 +38,8 @@ def main():
     reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
     fam = reg.catalog.families["gw_win_fwd"]
     spec = reg.catalog.op("grouped_conv_fwd")
-    want = args.rows.split(",")
-    for row in (json.loads(l) for l in open("benchmarks/suites/conv.jsonl") if l.strip()):
-        if row["name"] not in want:
-            continue
-        p = spec.problem(**{k: v for k, v in row.items() if k not in ("op", "name")})
-        t = spec.random_tensors(p, 0, "cuda")
-        t[spec.output] = spec.empty_output(p, t[spec.inputs[0]])
+    for row in named_rows(args.rows.split(",")):
+        p, t = problem_tensors(spec, row)
         x, w, y = t["x"], t["w"], t["y"]
         conv = lambda: F.conv2d(x, w, stride=row["stride"], padding=row["pad"], groups=row["G"])  # noqa: E731
         rec = {"row": row["name"], "cudnn_graph_us": graph_ms(conv) * 1e3,

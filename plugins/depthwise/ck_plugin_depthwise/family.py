@@ -10,11 +10,10 @@ from __future__ import annotations
 import functools
 import math
 
+from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
-
-from ckcore import DType
 
 from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
                    DwWindowFwdKey, DwWindowKey, GroupWindowBwdDataKey, GroupWindowFwdKey)

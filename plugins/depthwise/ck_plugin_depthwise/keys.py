@@ -153,7 +153,9 @@ class DwWindowKey(DwKey):
 
     @property
     def name(self) -> str:
-        return super().name.replace(f"dw_{self.direction}_", f"dw_win_{self.direction}_", 1)
+        """``dw_win_<direction>_...``; tensor-core grouped windows (``dot``) ``gw_win_<direction>_...``."""
+        prefix = "gw_win" if self.dot else "dw_win"
+        return super().name.replace(f"dw_{self.direction}_", f"{prefix}_{self.direction}_", 1)
 
     @property
     def columns(self) -> int:
@@ -237,10 +239,6 @@ class GroupWindowFwdKey(DwWindowKey):
     direction: ClassVar[str] = "fwd"
     dot: ClassVar[bool] = True
 
-    @property
-    def name(self) -> str:
-        return DwWindowKey.name.fget(self).replace("dw_win_fwd_", "gw_win_fwd_", 1)
-
 
 @attrs.frozen(kw_only=True)
 class GroupWindowBwdDataKey(DwWindowBwdDataKey):
@@ -249,7 +247,3 @@ class GroupWindowBwdDataKey(DwWindowBwdDataKey):
     as :class:`GroupWindowFwdKey` (block-diagonal [block_c, block_c] tiles, rows of N·D·H of dx)."""
 
     dot: ClassVar[bool] = True
-
-    @property
-    def name(self) -> str:
-        return DwWindowKey.name.fget(self).replace("dw_win_bwd_data_", "gw_win_bwd_data_", 1)
