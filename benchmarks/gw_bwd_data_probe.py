@@ -7,6 +7,7 @@ usage: python benchmarks/gw_bwd_data_probe.py [--rows NAME,...]
 """
 
 import argparse
+import json
 import os
 import sys
 

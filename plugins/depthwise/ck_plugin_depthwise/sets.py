@@ -227,7 +227,9 @@ def _group_window_keys(family, dtype, full):
     1), 3 taps per step, ``a16``; the first tile also ``i32``. Full: block_c 64 and 8 warps too
     (block_c 128 spilled: ptxas put 64x128 and 128x128 tiles at 255 registers with 468-512 B of
     spill stores, the 3 filter tiles of a step not counted with the accumulators).
-    Backward-data windows are in the full set only (not measured yet)."""
+    Backward-data takes the forward tiles: on ResNeXt-50's stride-1 rows they ran 0.90-1.19x cuDNN
+    (one H100, 2026-11-26, benchmarks/gw_bwd_data_probe.py; benchmarks/results/gw_bwd_data_probe_h100.jsonl),
+    each tile the best of some row."""
     tiles = _GROUP_WINDOW + ([(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((32, 64, 128), (2, 4), (64,), (4, 8))
                               if bh * bw * bc <= 128 * 32 * w] if full else [])
     combos = [(t, "a16", stride) for t, stride in itertools.product(tiles, (1, 2))]
@@ -240,8 +242,6 @@ def _group_window_keys(family, dtype, full):
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     if getattr(family.key_cls, "dot", False):
-        if family.direction == "bwd_data" and not full:  # not measured yet: full sets only
-            return []
         return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_keys(family, dtype, full)
                 if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):
