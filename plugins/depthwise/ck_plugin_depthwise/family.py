@@ -1,9 +1,9 @@
 """The direct depthwise families ``dw_fwd``, ``dw_bwd_data`` and ``dw_bwd_weight`` (tap by tap),
 and the sliding-window families ``dw_win_fwd``, ``dw_win_bwd_data`` and ``dw_win_bwd_weight``: they serve the grouped
 convolution ops for problems with C/G = 1, next to the implicit-GEMM families, with the same
-kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`). ``gw_win_fwd`` and
-``gw_win_bwd_data`` run the same sliding windows on tensor cores for grouped problems with few
-channels per group."""
+kernel arguments (:func:`ck_plugin_grouped_conv.family.int_args`). ``gw_win_fwd``,
+``gw_win_bwd_data`` and ``gw_win_bwd_weight`` run the same sliding windows on tensor cores for
+grouped problems with few channels per group."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ from ckcore.features import wave_features
 from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
 
 from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
-                   DwWindowFwdKey, DwWindowKey, GroupWindowBwdDataKey, GroupWindowFwdKey)
+                   DwWindowFwdKey, DwWindowKey, GroupWindowBwdDataKey, GroupWindowBwdWeightKey, GroupWindowFwdKey)
 
 __all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwWinBwdWeight", "DwBwdData", "DwBwdWeight",
-           "GwWindow", "GwWinFwd", "GwWinBwdData", "FAMILIES", "MAX_WINDOW_COLUMNS"]
+           "GwWindow", "GwWinFwd", "GwWinBwdData", "GwWinBwdWeight", "FAMILIES", "MAX_WINDOW_COLUMNS"]
 
 
 def spatial_reasons(key) -> list[str]:
@@ -455,11 +455,40 @@ class GwWinFwd(GwWindow, DwWinFwd):
 
 class GwWinBwdData(GwWindow, DwWinBwdData):
     """Grouped unit-stride backward-data windows on tensor cores: the forward of dy with the
-    filter flipped and each group's filter transposed (full sets only: not measured yet)."""
+    filter flipped and each group's filter transposed."""
 
     name = "gw_win_bwd_data"
     key_cls = GroupWindowBwdDataKey
     template = "gw_win_bwd_data.py.j2"
 
 
-FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd, GwWinBwdData)
+class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
+    """Grouped backward-weight windows on tensor cores (:class:`GroupWindowBwdWeightKey`): grid,
+    splits, passes and the in-order sum of the partials as :class:`DwWinBwdWeight`; a partial
+    holds each tap's block_c × C/G filter values."""
+
+    name = "gw_win_bwd_weight"
+    key_cls = GroupWindowBwdWeightKey
+    template = "gw_win_bwd_weight.py.j2"
+
+    def _accumulators(self, key):
+        """One [block_c, block_c] fp32 tile per tap of the step and filter row; 128 registers
+        per thread."""
+        return key.unroll * key.filter_rows, key.block_c * key.block_c, 128
+
+    def check(self, key, arch):
+        """Plus: no ``tree_reduce`` (the partials are block_c × C/G per tap, summed in split order)."""
+        reasons = super().check(key, arch)
+        if key.tree_reduce:
+            reasons.append("tree_reduce: grouped backward-weight windows sum their partials in split order")
+        return reasons
+
+    def workspaces(self, key, p):
+        """``partials``: fp32 [channel blocks, split, taps, block_c · C/G]; ``counters``: one
+        int32 arrival count per channel block, left at zero by the kernel."""
+        blocks = math.ceil(p.K / key.block_c)
+        return {"partials": blocks * key.split * p.taps * key.block_c * p.Cg * 4, "counters": 4 * blocks}
+
+
+FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd, GwWinBwdData,
+            GwWinBwdWeight)

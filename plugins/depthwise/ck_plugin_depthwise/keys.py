@@ -13,7 +13,8 @@ from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two
 from ck_plugin_grouped_conv.keys import Access, access_in
 
 __all__ = ["DwKey", "DwSpatialKey", "DwFwdKey", "DwBwdDataKey", "DwBwdWeightKey", "DwWindowKey", "DwWindowFwdKey",
-           "DwWindowBwdDataKey", "DwWindowBwdWeightKey", "GroupWindowFwdKey", "GroupWindowBwdDataKey"]
+           "DwWindowBwdDataKey", "DwWindowBwdWeightKey", "GroupWindowFwdKey", "GroupWindowBwdDataKey",
+           "GroupWindowBwdWeightKey"]
 
 
 @attrs.frozen(kw_only=True)
@@ -142,7 +143,7 @@ class DwWindowKey(DwKey):
     cap per thread, so more programs fit an SM (the 16x8x32 tile otherwise takes 237, 12.5%
     occupancy: docs/performance.md, twelfth session); ptxas spills what does not fit."""
 
-    dot: ClassVar[bool] = False  # tensor-core (block-diagonal tl.dot) windows: GroupWindow{Fwd,BwdData}Key
+    dot: ClassVar[bool] = False  # tensor-core (block-diagonal tl.dot) windows: GroupWindow{Fwd,BwdData,BwdWeight}Key
 
     block_h: int = attrs.field(default=4, validator=power_of_two_in(1, 1024))
     block_w: int = attrs.field(default=8, validator=power_of_two_in(1, 32))
@@ -245,5 +246,17 @@ class GroupWindowBwdDataKey(DwWindowBwdDataKey):
     """Grouped backward-data sliding windows on tensor cores (``gw_win_bwd_data``): unit stride,
     C/G = K/G >= 4; the forward of dy with the filter flipped and each group's filter transposed,
     as :class:`GroupWindowFwdKey` (block-diagonal [block_c, block_c] tiles, rows of N·D·H of dx)."""
+
+    dot: ClassVar[bool] = True
+
+
+@attrs.frozen(kw_only=True)
+class GroupWindowBwdWeightKey(DwWindowBwdWeightKey):
+    """Grouped backward-weight sliding windows on tensor cores (``gw_win_bwd_weight``,
+    templates/gw_win_bwd_weight.py.j2), C/G = K/G >= 4: as :class:`DwWindowBwdWeightKey`, but
+    each (dy column, tap) pair that reads an x column adds ``tl.dot`` of the dy column's
+    transpose [block_c, block_h] with the x column [block_h, block_c] to the tap's
+    [block_c, block_c] fp32 tile, whose block-diagonal part (block_c × C/G values: a group's
+    outputs against its own inputs) is the program's partial. ``tree_reduce`` does not apply."""
 
     dot: ClassVar[bool] = True

@@ -72,7 +72,7 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
 SPATIAL_TILE_FACTOR = 1 / 1.18
 
 
-# Tensor-core windows (gw_win_fwd, gw_win_bwd_data) issue small [block_h, block_c] x [block_c, block_c] products
+# Tensor-core windows (gw_win_fwd, gw_win_bwd_data; gw_win_bwd_weight has the backward-weight model) issue small [block_h, block_c] x [block_c, block_c] products
 # from registers: assumed to reach a quarter of the dense peak (not fitted; the model corrects it).
 TC_EFFICIENCY = 0.25
 
@@ -105,7 +105,9 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     passes = programs_per_split * rows
     threads = 32 * key.num_warps
     per_thread = key.block_p * key.block_c / threads
-    if isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and row, and per dy column
+    if getattr(key, "dot", False):  # tensor-core windows: one [block_c, block_c] tile per tap and row
+        regs = key.unroll * rows * key.block_c ** 2 / threads + BW_OTHER_REGS
+    elif isinstance(key, DwWindowKey):  # one [block_h, block_c] tile per tap and row, and per dy column
         regs = (key.unroll * rows + key.block_w + 2) * key.block_h * key.block_c / threads + BW_OTHER_REGS
     else:
         regs = (key.unroll + 2) * per_thread + BW_OTHER_REGS
@@ -119,4 +121,4 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     memory = min_bytes * passes / bw
     partials = 2 * blocks * key.split * p.taps * key.block_c * 4 / bw
     ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
-    return ms * (1.0 if key.multiplier_one else 2.0) * _access_factor(key)
+    return ms * (1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0) * _access_factor(key)

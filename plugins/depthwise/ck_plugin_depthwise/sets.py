@@ -239,9 +239,30 @@ def _group_window_keys(family, dtype, full):
             for (bh, bw, bc, w), access, stride in dict.fromkeys(combos)]
 
 
+# Tensor-core grouped backward-weight windows (gw_win_bwd_weight): ((block_h, block_w, block_c,
+# num_warps), filter_rows) × splits. Not measured yet: the full sets only.
+_GROUP_WINDOW_BWD_WEIGHT_FULL = [((bh, bw, bc, 4), fr) for bh, bw, bc, fr in
+                                 itertools.product((32, 64, 128), (2, 4), (16, 32, 64), (1, 3))]
+_GROUP_WINDOW_SPLITS = (8, 32, 64)
+
+
+def _group_window_bwd_weight_keys(family, dtype, full):
+    """Grouped backward-weight windows: the tiles × filter rows × :data:`_GROUP_WINDOW_SPLITS` ×
+    column stride 1 and 2, 3 taps per step, ``a16`` (full sets only)."""
+    if not full:
+        return []
+    return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access="a16",
+                           unroll=3, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1, filter_rows=fr, split=split)
+            for ((bh, bw, bc, w), fr), split, stride in itertools.product(_GROUP_WINDOW_BWD_WEIGHT_FULL,
+                                                                          _GROUP_WINDOW_SPLITS, (1, 2))]
+
+
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     if getattr(family.key_cls, "dot", False):
+        if family.direction == "bwd_weight":
+            return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_bwd_weight_keys(family, dtype, full)
+                    if not family.check(k, arch)]
         return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_keys(family, dtype, full)
                 if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):

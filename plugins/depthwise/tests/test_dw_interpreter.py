@@ -633,6 +633,46 @@ def test_grouped_tensor_core_windows(tmp_path, op, case, dtype, access):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
 
+# (case, block_c, block_w, filter_rows, split) for gw_win_bwd_weight: the cases above (stride 2
+# included), one filter row per program or three, split 1 and 2 (as many splits as blocks of 16 rows).
+GROUP_WINDOW_BWD_WEIGHT = [("2d_k3_cg4", 16, 4, 3, 2), ("2d_k3_cg8_g6", 32, 2, 1, 2), ("2d_k3s2_cg4", 16, 2, 1, 2),
+                           ("2d_k3s2_cg8_g6", 16, 4, 3, 1), ("1d_k5_cg4", 32, 4, 1, 1), ("3d_k3_cg16", 16, 2, 3, 2)]
+
+
+@pytest.mark.parametrize("access", ["a16", "i32"])
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("case,block_c,block_w,filter_rows,split", GROUP_WINDOW_BWD_WEIGHT)
+def test_grouped_tensor_core_windows_bwd_weight(tmp_path, case, block_c, block_w, filter_rows, split, dtype, access):
+    """gw_win_bwd_weight (tl.dot of each dy column's transpose with each x column per tap; the
+    block-diagonal part of each tile summed over the splits in order) against the reference."""
+    fields = GROUP_WINDOW_CASES[case][0]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add("gw_win_bwd_weight", {"dtype": dtype, "channels_last": True, "block_p": 16 * block_w, "block_h": 16,
+                                       "block_w": block_w, "block_c": block_c, "num_warps": 4, "access": access,
+                                       "unroll": 3, "stride_w": fields["stride"][-1], "filter_rows": filter_rows,
+                                       "split": split})
+    assert inst.name.startswith("gw_win_bwd_weight_")
+    p = r.problem("grouped_conv_bwd_weight", **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    assert r.family(inst).supports(inst.key, p) is None
+    assert_matches_reference(r, "grouped_conv_bwd_weight", p, instance=inst.name, interpret=True, seed=len(case))
+
+
+def test_grouped_tensor_core_windows_bwd_weight_refuse(reg):
+    """What gw_win_bwd_weight does not take beyond the other grouped windows: tree_reduce,
+    more accumulator tiles than registers (static); more splits than blocks of rows (per problem)."""
+    from ckcore.arch import load
+
+    fam, arch = reg.catalog.families["gw_win_bwd_weight"], load("sm_90")
+    base = dict(dtype="bf16", channels_last=True, block_p=64, block_h=32, block_w=2, block_c=32, unroll=3, split=4)
+    assert fam.check(fam.key_cls(**base), arch) == []
+    assert any("tree_reduce" in r for r in fam.check(fam.key_cls(**base, tree_reduce=True), arch))
+    assert any("accumulators per thread" in r
+               for r in fam.check(fam.key_cls(**{**base, "block_c": 64, "filter_rows": 3}), arch))
+    p = reg.problem("grouped_conv_bwd_weight", **grouped_case(2, 2, 8, 4, 8, 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert "fewer than split=4" in (fam.supports(fam.key_cls(**{**base, "block_h": 16, "block_p": 32}), p) or "")
+    assert fam.workspaces(fam.key_cls(**base), p)["partials"] == 1 * 4 * 9 * 32 * 4 * 4
+
+
 @pytest.mark.parametrize("op", OPS[:2])
 def test_grouped_tensor_core_windows_refuse(reg, op):
     """What gw_win_fwd and gw_win_bwd_data do not take: fp32, tiles under 16 rows or channels,
