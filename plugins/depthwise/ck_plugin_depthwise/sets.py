@@ -228,7 +228,7 @@ def _group_window_keys(family, dtype, full):
     (block_c 128 spilled: ptxas put 64x128 and 128x128 tiles at 255 registers with 468-512 B of
     spill stores, the 3 filter tiles of a step not counted with the accumulators).
     Backward-data takes the forward tiles: on ResNeXt-50's stride-1 rows they ran 0.90-1.19x cuDNN
-    (one H100, 2026-11-26, benchmarks/gw_bwd_data_probe.py; benchmarks/results/gw_bwd_data_probe_h100.jsonl),
+    (one H100, 2026-11-26, benchmarks/gw_window_probe.py --op grouped_conv_bwd_data, then named gw_bwd_data_probe.py; benchmarks/results/gw_bwd_data_probe_h100.jsonl),
     each tile the best of some row."""
     tiles = _GROUP_WINDOW + ([(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((32, 64, 128), (2, 4), (64,), (4, 8))
                               if bh * bw * bc <= 128 * 32 * w] if full else [])
