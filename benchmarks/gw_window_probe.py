@@ -19,6 +19,7 @@ import triton.testing
 from ckcore import Registry, Settings
 from ckcore.arch import detect
 from ckcore.dispatch import launch
+from ckcore.errors import CompileError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conv_probe import named_rows, problem_tensors  # noqa: E402
@@ -79,7 +80,11 @@ def main():
                 continue
             run = lambda: launch(win, op, p, t, instance=inst.name, interpret=False)  # noqa: E731
             t[spec.output].zero_()
-            run()
+            try:
+                run()
+            except CompileError as e:
+                rec[inst.name] = {"error": str(e).splitlines()[-2][:200]}
+                continue
             torch.cuda.synchronize()
             err = ((t[spec.output].float() - ref).abs().max() / ref.abs().max()).item()
             rec[inst.name] = {"us": triton.testing.do_bench(run, return_mode="median") * 1e3, "rel_err": err}

@@ -351,6 +351,11 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         d, h, _ = p.as_3d()["out"]
         return math.ceil(p.N * d * h / key.block_h)
 
+    def _split_units(self, key, p) -> tuple[int, str]:
+        """(the units a split's share is counted in, what they are): blocks of ``block_h`` rows."""
+        d, h, _ = p.as_3d()["out"]
+        return self._row_blocks(key, p), f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}"
+
     def _pixel_blocks(self, key, p, grid, split):
         return math.ceil(self._row_blocks(key, p) / split) * split * math.ceil(p.as_3d()["out"][2] / key.block_w)
 
@@ -364,10 +369,8 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         reason = super().supports(key, p)
         if reason is None and key.filter_rows > (rows := p.as_3d()["filter"][1]):
             return f"filter_rows={key.filter_rows} exceeds the filter's {rows} row(s)"
-        if reason is None and self._row_blocks(key, p) < key.split:
-            d, h, _ = p.as_3d()["out"]
-            return (f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}, "
-                    f"fewer than split={key.split}")
+        if reason is None and (units := self._split_units(key, p))[0] < key.split:
+            return f"{units[1]}, fewer than split={key.split}"
         return reason
 
 
@@ -463,13 +466,28 @@ class GwWinBwdData(GwWindow, DwWinBwdData):
 
 
 class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
-    """Grouped backward-weight windows on tensor cores (:class:`GroupWindowBwdWeightKey`): grid,
-    splits, passes and the in-order sum of the partials as :class:`DwWinBwdWeight`; a partial
-    holds each tap's block_c × C/G filter values."""
+    """Grouped backward-weight windows on tensor cores (:class:`GroupWindowBwdWeightKey`): grid
+    and passes as :class:`DwWinBwdWeight`, partials summed in split order per (channel block,
+    pass) by the pass's last program; a split's share is a
+    range of units of ``block_h`` rows × ``block_w`` output columns walked in one loop that
+    Triton pipelines (``num_stages``); a partial holds each tap's block_c × C/G filter values."""
 
     name = "gw_win_bwd_weight"
     key_cls = GroupWindowBwdWeightKey
     template = "gw_win_bwd_weight.py.j2"
+    fixed = {}
+
+    def _units(self, key, p) -> int:
+        return self._row_blocks(key, p) * math.ceil(p.as_3d()["out"][2] / key.block_w)
+
+    def _split_units(self, key, p):
+        """Units of ``block_h`` rows × ``block_w`` output columns."""
+        d, h, w = p.as_3d()["out"]
+        return self._units(key, p), (f"N·Do·Ho = {p.N * d * h} rows × Wo = {w} columns make {self._units(key, p)} "
+                                     f"units of block_h={key.block_h} × block_w={key.block_w}")
+
+    def _pixel_blocks(self, key, p, grid, split):
+        return math.ceil(self._units(key, p) / split) * split
 
     def _accumulators(self, key):
         """One [block_c, block_c] fp32 tile per tap of the step and filter row; 128 registers
@@ -477,17 +495,25 @@ class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
         return key.unroll * key.filter_rows, key.block_c * key.block_c, 128
 
     def check(self, key, arch):
-        """Plus: no ``tree_reduce`` (the partials are block_c × C/G per tap, summed in split order)."""
+        """Plus: no ``tree_reduce`` (the partials are block_c × C/G per tap, summed in split
+        order), and a unit's tiles (``block_w`` dy columns and the x columns of each filter row,
+        [block_h, block_c] each) times ``num_stages`` within shared memory per block (the
+        pipeliner's buffers; Triton refused a 64x4x64 tile at 3 stages: 245760 B)."""
         reasons = super().check(key, arch)
         if key.tree_reduce:
             reasons.append("tree_reduce: grouped backward-weight windows sum their partials in split order")
+        smem = key.num_stages * (key.block_w + key.filter_rows * key.columns) * key.block_h * key.block_c * 2
+        if key.num_stages > 1 and smem > arch.smem_per_block_bytes:
+            reasons.append(f"{key.num_stages} stages of {key.block_w + key.filter_rows * key.columns} tiles of "
+                           f"{key.block_h}x{key.block_c} need {smem} B of shared memory > {arch.smem_per_block_bytes}")
         return reasons
 
     def workspaces(self, key, p):
         """``partials``: fp32 [channel blocks, split, taps, block_c · C/G]; ``counters``: one
-        int32 arrival count per channel block, left at zero by the kernel."""
+        int32 arrival count per (channel block, pass), left at zero by the kernel: the last of
+        a pass's ``split`` programs sums that pass's taps, so the passes' sums run in parallel."""
         blocks = math.ceil(p.K / key.block_c)
-        return {"partials": blocks * key.split * p.taps * key.block_c * p.Cg * 4, "counters": 4 * blocks}
+        return {"partials": blocks * key.split * p.taps * key.block_c * p.Cg * 4, "counters": 4 * blocks * key.passes(p)}
 
 
 FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd, GwWinBwdData,

@@ -239,22 +239,28 @@ def _group_window_keys(family, dtype, full):
             for (bh, bw, bc, w), access, stride in dict.fromkeys(combos)]
 
 
-# Tensor-core grouped backward-weight windows (gw_win_bwd_weight): ((block_h, block_w, block_c,
-# num_warps), filter_rows) × splits. Not measured yet: the full sets only.
-_GROUP_WINDOW_BWD_WEIGHT_FULL = [((bh, bw, bc, 4), fr) for bh, bw, bc, fr in
-                                 itertools.product((32, 64, 128), (2, 4), (16, 32, 64), (1, 3))]
-_GROUP_WINDOW_SPLITS = (8, 32, 64)
+# Tensor-core grouped backward-weight windows (gw_win_bwd_weight): (block_h, block_w, block_c,
+# num_warps) × splits, 3 stages, one filter row per program. Probes on ResNeXt's seven bf16 grouped
+# rows (one H100, 2026-11-26, benchmarks/gw_window_probe.py; benchmarks/results/gw_bwd_weight_probe_v*_h100.jsonl)
+# found 3 stages faster than 1, one filter row faster than 3, and (v2 -> v4) the sum of the partials
+# per (channel block, pass) with [block_c, block_c] loads 1.1-6x faster at C/G 16-32. Default: a
+# greedy choice over the v4 probe's 100 (tile, split) pairs per row, 0.983 of each row's best.
+_GROUP_WINDOW_BWD_WEIGHT = [((16, 4, 64, 4), 8), ((16, 4, 64, 4), 4), ((64, 2, 64, 4), 16), ((64, 4, 32, 4), 2),
+                            ((32, 4, 64, 4), 8), ((32, 4, 64, 4), 4)]
+_GROUP_WINDOW_BWD_WEIGHT_FULL = [(32, 2, 64, 4), (64, 2, 64, 4), (32, 4, 64, 4), (16, 4, 64, 4), (32, 2, 64, 8),
+                                 (64, 2, 64, 8), (32, 2, 32, 4), (64, 2, 32, 4), (32, 4, 32, 4), (64, 4, 32, 4)]
+_GROUP_WINDOW_SPLITS = (2, 4, 8, 16, 32)
 
 
 def _group_window_bwd_weight_keys(family, dtype, full):
-    """Grouped backward-weight windows: the tiles × filter rows × :data:`_GROUP_WINDOW_SPLITS` ×
-    column stride 1 and 2, 3 taps per step, ``a16`` (full sets only)."""
-    if not full:
-        return []
+    """Grouped backward-weight windows: :data:`_GROUP_WINDOW_BWD_WEIGHT` (full: the tiles of
+    ``_FULL`` × :data:`_GROUP_WINDOW_SPLITS`) × column stride 1 and 2, 3 stages, 3 taps per step,
+    ``a16``."""
+    pairs = (list(itertools.product(_GROUP_WINDOW_BWD_WEIGHT_FULL, _GROUP_WINDOW_SPLITS)) if full
+             else _GROUP_WINDOW_BWD_WEIGHT)
     return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access="a16",
-                           unroll=3, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1, filter_rows=fr, split=split)
-            for ((bh, bw, bc, w), fr), split, stride in itertools.product(_GROUP_WINDOW_BWD_WEIGHT_FULL,
-                                                                          _GROUP_WINDOW_SPLITS, (1, 2))]
+                           unroll=3, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1, split=split, num_stages=3)
+            for ((bh, bw, bc, w), split), stride in itertools.product(pairs, (1, 2))]
 
 
 def _valid(family, arch: ArchSpec, full: bool):

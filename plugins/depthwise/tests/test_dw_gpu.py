@@ -121,27 +121,25 @@ GROUPED_CASES = {
 
 @pytest.fixture(scope="module")
 def gw_reg(tmp_path_factory):
-    """A registry of the tensor-core grouped windows only: the forward default set, and the
-    backward-data twins of its tiles (full sets only)."""
+    """A registry of the tensor-core grouped windows only: the default sets of the three directions."""
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("gw")))
     fwd = r.catalog.families["gw_win_fwd"]
     for key in fwd.kernel_sets()["default"](r.arch):
         r.add(fwd, key)
-    bwd = r.catalog.families["gw_win_bwd_data"]
-    for key in bwd.kernel_sets()["full"](r.arch):
-        if (key.block_h, key.block_w, key.block_c, key.num_warps) in {(k.block_h, k.block_w, k.block_c, k.num_warps)
-                                                                      for k in fwd.kernel_sets()["default"](r.arch)}:
-            r.add(bwd, key)
+    for name in ("gw_win_bwd_data", "gw_win_bwd_weight"):
+        fam = r.catalog.families[name]
+        for key in fam.kernel_sets()["default"](r.arch):
+            r.add(fam, key)
     r.build(max_workers=16, progress=False)
     return r
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("op,name", [(op, name) for op in OPS[:2] for name in sorted(GROUPED_CASES)
-                                     if op == "grouped_conv_fwd" or set(GROUPED_CASES[name]["stride"]) == {1}])
+@pytest.mark.parametrize("op,name", [(op, name) for op in OPS for name in sorted(GROUPED_CASES)
+                                     if op != "grouped_conv_bwd_data" or set(GROUPED_CASES[name]["stride"]) == {1}])
 def test_every_grouped_window_instance(gw_reg, op, name, dtype):
-    """Every gw_win_fwd default instance, and gw_win_bwd_data twin of one (unit-stride cases:
-    those windows are unit-stride), that supports the problem, against the reference."""
+    """Every default gw_win_fwd, gw_win_bwd_data (unit-stride cases: those windows are
+    unit-stride) and gw_win_bwd_weight instance that supports the problem, against the reference."""
     fields = GROUPED_CASES[name]
     p = gw_reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     cands, _ = gw_reg.candidates(p)

@@ -669,8 +669,8 @@ def test_grouped_tensor_core_windows_bwd_weight_refuse(reg):
     assert any("accumulators per thread" in r
                for r in fam.check(fam.key_cls(**{**base, "block_c": 64, "filter_rows": 3}), arch))
     p = reg.problem("grouped_conv_bwd_weight", **grouped_case(2, 2, 8, 4, 8, 3, pad=1), dtype="bf16", layout="nhwgc")
-    assert "fewer than split=4" in (fam.supports(fam.key_cls(**{**base, "block_h": 16, "block_p": 32}), p) or "")
-    assert fam.workspaces(fam.key_cls(**base), p)["partials"] == 1 * 4 * 9 * 32 * 4 * 4
+    assert "fewer than split=4" in (fam.supports(fam.key_cls(**{**base, "block_h": 16, "block_p": 128, "block_w": 8}), p) or "")
+    assert fam.workspaces(fam.key_cls(**base), p) == {"partials": 1 * 4 * 9 * 32 * 4 * 4, "counters": 4 * 1 * 3}
 
 
 @pytest.mark.parametrize("op", OPS[:2])
