@@ -376,11 +376,12 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
 
 class GwWindow:
     """What the tensor-core grouped windows share (:class:`GroupWindowFwdKey`,
-    :class:`GroupWindowBwdDataKey`): channels-last fp16 / bf16 problems with G > 1 and
+    :class:`GroupWindowBwdDataKey`, :class:`GroupWindowBwdWeightKey`): channels-last fp16 / bf16 problems with G > 1 and
     C/G = K/G >= 4 whose groups fit the channel block
     (``block_c`` % (C/G) == 0, so C/G is a power of two); the group blocks of ``block_c`` / (C/G)
-    groups are dense in the tiles, so one instance serves every such C/G. The filter tiles load 4
-    filter channels at a time (the first version loaded them one element at a time and ran up to
+    groups are dense in the tiles, so one instance serves every such C/G. The forward and
+    backward-data filter tiles load 4 filter channels at a time (backward-weight, which loads no
+    filter, keeps the same C/G rule; the first version loaded them one element at a time and ran up to
     1.8x slower than a kernel with C/G compiled in: benchmarks/gw_template_vs_probe.py,
     benchmarks/results/gw_template_vs_probe_access_h100.jsonl). Grid and window rules as the
     depthwise windows of the direction.
