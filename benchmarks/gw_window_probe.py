@@ -4,7 +4,8 @@ every instance of the family's full set in the row's dtype that supports it (``-
 only these (block_h, block_w, block_c, num_warps) tiles), and cuDNN through torch, timed with
 ``triton.testing.do_bench`` (L2 flushed before every run, as ``ckcore bench``); each window
 kernel's output checked against torch's fp32 backward of the same inputs (relative error: max
-abs error over max abs value). One JSON line per row; times in µs.
+abs error over max abs value; the output is filled with NaN first, so an unwritten element makes
+it NaN). One JSON line per row; times in µs.
 usage: python benchmarks/gw_window_probe.py [--op grouped_conv_bwd_weight] [--rows NAME,...] [--tiles 64x2x32x4,...]
 """
 
@@ -79,7 +80,7 @@ def main():
             if inst.key.dtype.value != row["dtype"] or fam.supports(inst.key, p):
                 continue
             run = lambda: launch(win, op, p, t, instance=inst.name, interpret=False)  # noqa: E731
-            t[spec.output].zero_()
+            t[spec.output].fill_(float("nan"))  # an element the kernel does not write shows as NaN
             try:
                 run()
             except CompileError as e:

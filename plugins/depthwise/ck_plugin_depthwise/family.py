@@ -13,7 +13,8 @@ import math
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.features import wave_features
-from ck_plugin_grouped_conv.family import ConvFamily, access_features, stride_phases, unit_stride_reason
+from ck_plugin_grouped_conv.family import (MAX_SPLIT_WORKSPACE, ConvFamily, access_features, stride_phases,
+                                           unit_stride_reason)
 
 from .keys import (DwBwdDataKey, DwBwdWeightKey, DwFwdKey, DwKey, DwWindowBwdDataKey, DwWindowBwdWeightKey,
                    DwWindowFwdKey, DwWindowKey, GroupWindowBwdDataKey, GroupWindowBwdWeightKey, GroupWindowFwdKey)
@@ -364,8 +365,9 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         return DwBwdWeight.grid(self, key, p)
 
     def supports(self, key, p):
-        """The window rules (column stride and dilation), C/G = 1, at least ``split`` blocks
-        of rows, and no more ``filter_rows`` than the filter has rows."""
+        """The window rules (column stride and dilation), the family's problems (C/G = 1 for the
+        depthwise windows), at least ``split`` units of work (:meth:`_split_units`), and no more
+        ``filter_rows`` than the filter has rows."""
         reason = super().supports(key, p)
         if reason is None and key.filter_rows > (rows := p.as_3d()["filter"][1]):
             return f"filter_rows={key.filter_rows} exceeds the filter's {rows} row(s)"
@@ -436,7 +438,7 @@ class GwWindow:
             # C/G = 2: 149.7 against 21.4 µs; N = 8, 15 taps: 754 against 125 µs). On that data,
             # refusing only under half a tile scored lower held-out than under a whole tile (mean /
             # P10 0.964 / 0.875 against 0.965 / 0.893, `benchmarks/train_sweep.py`).
-            return f"N·D·H = {p.N * d * h} rows of the plane fill under one tile of block_h={key.block_h} rows"
+            return f"{p.N * d * h} rows (N·depth·height) of the plane fill under one tile of block_h={key.block_h} rows"
         return None
 
     def features(self, key):
@@ -476,7 +478,15 @@ class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
     name = "gw_win_bwd_weight"
     key_cls = GroupWindowBwdWeightKey
     template = "gw_win_bwd_weight.py.j2"
-    fixed = {}
+    fixed = {"unroll_rows": (1, "the grouped backward-weight windows have no filter-row loop to unroll")}
+
+    def supports(self, key, p):
+        """Plus: partials within :data:`~ck_plugin_grouped_conv.family.MAX_SPLIT_WORKSPACE` (they
+        grow with split × the whole filter's values)."""
+        reason = super().supports(key, p)
+        if reason is None and (need := self.workspaces(key, p)["partials"]) > MAX_SPLIT_WORKSPACE:
+            return f"split={key.split} partials need {need} B > {MAX_SPLIT_WORKSPACE} B"
+        return reason
 
     def _units(self, key, p) -> int:
         return self._row_blocks(key, p) * math.ceil(p.as_3d()["out"][2] / key.block_w)

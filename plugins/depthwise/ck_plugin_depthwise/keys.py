@@ -257,6 +257,9 @@ class GroupWindowBwdWeightKey(DwWindowBwdWeightKey):
     each (dy column, tap) pair that reads an x column adds ``tl.dot`` of the dy column's
     transpose [block_c, block_h] with the x column [block_h, block_c] to the tap's
     [block_c, block_c] fp32 tile, whose block-diagonal part (block_c × C/G values: a group's
-    outputs against its own inputs) is the program's partial. ``tree_reduce`` does not apply."""
+    outputs against its own inputs) is the program's partial. Unlike the depthwise windows, a
+    split's share is a range of units of ``block_h`` rows × ``block_w`` output columns, walked in
+    one loop that Triton pipelines (``num_stages`` > 1 allowed), and the partials are summed per
+    (channel block, pass); ``tree_reduce`` and ``unroll_rows`` do not apply."""
 
     dot: ClassVar[bool] = True

@@ -244,7 +244,7 @@ def _group_window_keys(family, dtype, full):
 # rows (one H100, 2026-11-26, benchmarks/gw_window_probe.py; benchmarks/results/gw_bwd_weight_probe_v*_h100.jsonl)
 # found 3 stages faster than 1, one filter row faster than 3, and (v2 -> v4) the sum of the partials
 # per (channel block, pass) with [block_c, block_c] loads 1.1-6x faster at C/G 16-32. Default: a
-# greedy choice over the v4 probe's 100 (tile, split) pairs per row, 0.983 of each row's best.
+# greedy choice over the v4 probe's (tile, split) pairs (up to 50 per row), 0.983 of each row's best.
 _GROUP_WINDOW_BWD_WEIGHT = [((16, 4, 64, 4), 8), ((16, 4, 64, 4), 4), ((64, 2, 64, 4), 16), ((64, 4, 32, 4), 2),
                             ((32, 4, 64, 4), 8), ((32, 4, 64, 4), 4)]
 _GROUP_WINDOW_BWD_WEIGHT_FULL = [(32, 2, 64, 4), (64, 2, 64, 4), (32, 4, 64, 4), (16, 4, 64, 4), (32, 2, 64, 8),

@@ -634,7 +634,7 @@ def test_grouped_tensor_core_windows(tmp_path, op, case, dtype, access):
 
 
 # (case, block_c, block_w, filter_rows, split) for gw_win_bwd_weight: the cases above (stride 2
-# included), one filter row per program or three, split 1 and 2 (as many splits as blocks of 16 rows).
+# included), one filter row per program or three, split 1 and 2 (at most the units of 16 rows × block_w columns).
 GROUP_WINDOW_BWD_WEIGHT = [("2d_k3_cg4", 16, 4, 3, 2), ("2d_k3_cg8_g6", 32, 2, 1, 2), ("2d_k3s2_cg4", 16, 2, 1, 2),
                            ("2d_k3s2_cg8_g6", 16, 4, 3, 1), ("1d_k5_cg4", 32, 4, 1, 1), ("3d_k3_cg16", 16, 2, 3, 2)]
 
@@ -659,7 +659,8 @@ def test_grouped_tensor_core_windows_bwd_weight(tmp_path, case, block_c, block_w
 
 def test_grouped_tensor_core_windows_bwd_weight_refuse(reg):
     """What gw_win_bwd_weight does not take beyond the other grouped windows: tree_reduce,
-    more accumulator tiles than registers (static); more splits than blocks of rows (per problem)."""
+    unroll_rows, more accumulator tiles than registers (static); more splits than units of work,
+    partials over the split workspace cap (per problem)."""
     from ckcore.arch import load
 
     fam, arch = reg.catalog.families["gw_win_bwd_weight"], load("sm_90")
@@ -671,6 +672,12 @@ def test_grouped_tensor_core_windows_bwd_weight_refuse(reg):
     p = reg.problem("grouped_conv_bwd_weight", **grouped_case(2, 2, 8, 4, 8, 3, pad=1), dtype="bf16", layout="nhwgc")
     assert "fewer than split=4" in (fam.supports(fam.key_cls(**{**base, "block_h": 16, "block_p": 128, "block_w": 8}), p) or "")
     assert fam.workspaces(fam.key_cls(**base), p) == {"partials": 1 * 4 * 9 * 32 * 4 * 4, "counters": 4 * 1 * 3}
+    assert any("unroll_rows" in r for r in fam.check(fam.key_cls(**base, unroll_rows=2), arch))
+    # Partials grow with split × the filter's values: 32 channel blocks × 32 splits × 27 taps × 64 × 64 fp32.
+    big = reg.problem("grouped_conv_bwd_weight", **grouped_case(3, 8, 32, 64, 16, 3, pad=1), dtype="bf16",
+                      layout="ndhwgc")
+    wide = fam.key_cls(**{**base, "block_c": 64, "split": 32, "num_warps": 8})
+    assert "partials need 452984832 B" in (fam.supports(wide, big) or "")
 
 
 @pytest.mark.parametrize("op", OPS[:2])
