@@ -352,10 +352,14 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         d, h, _ = p.as_3d()["out"]
         return math.ceil(p.N * d * h / key.block_h)
 
-    def _split_units(self, key, p) -> tuple[int, str]:
-        """(the units a split's share is counted in, what they are): blocks of ``block_h`` rows."""
+    def _split_units(self, key, p) -> int:
+        """The units a split's share is counted in: blocks of ``block_h`` rows."""
+        return self._row_blocks(key, p)
+
+    def _split_units_text(self, key, p) -> str:
+        """What :meth:`_split_units` counted, for a refusal."""
         d, h, _ = p.as_3d()["out"]
-        return self._row_blocks(key, p), f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}"
+        return f"N·Do·Ho = {p.N * d * h} rows make {self._row_blocks(key, p)} blocks of block_h={key.block_h}"
 
     def _pixel_blocks(self, key, p, grid, split):
         return math.ceil(self._row_blocks(key, p) / split) * split * math.ceil(p.as_3d()["out"][2] / key.block_w)
@@ -371,8 +375,8 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
         reason = super().supports(key, p)
         if reason is None and key.filter_rows > (rows := p.as_3d()["filter"][1]):
             return f"filter_rows={key.filter_rows} exceeds the filter's {rows} row(s)"
-        if reason is None and (units := self._split_units(key, p))[0] < key.split:
-            return f"{units[1]}, fewer than split={key.split}"
+        if reason is None and self._split_units(key, p) < key.split:
+            return f"{self._split_units_text(key, p)}, fewer than split={key.split}"
         return reason
 
 
@@ -488,17 +492,17 @@ class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
             return f"split={key.split} partials need {need} B > {MAX_SPLIT_WORKSPACE} B"
         return reason
 
-    def _units(self, key, p) -> int:
-        return self._row_blocks(key, p) * math.ceil(p.as_3d()["out"][2] / key.block_w)
-
     def _split_units(self, key, p):
         """Units of ``block_h`` rows × ``block_w`` output columns."""
+        return self._row_blocks(key, p) * math.ceil(p.as_3d()["out"][2] / key.block_w)
+
+    def _split_units_text(self, key, p):
         d, h, w = p.as_3d()["out"]
-        return self._units(key, p), (f"N·Do·Ho = {p.N * d * h} rows × Wo = {w} columns make {self._units(key, p)} "
-                                     f"units of block_h={key.block_h} × block_w={key.block_w}")
+        return (f"N·Do·Ho = {p.N * d * h} rows × Wo = {w} columns make {self._split_units(key, p)} "
+                f"units of block_h={key.block_h} × block_w={key.block_w}")
 
     def _pixel_blocks(self, key, p, grid, split):
-        return math.ceil(self._units(key, p) / split) * split
+        return math.ceil(self._split_units(key, p) / split) * split
 
     def _accumulators(self, key):
         """One [block_c, block_c] fp32 tile per tap of the step and filter row; 128 registers

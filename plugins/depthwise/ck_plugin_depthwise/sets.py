@@ -4,7 +4,7 @@ generic fallbacks; backward-data with a unit-stride twin of each, channels-last 
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
 backward-weight with 3 or 7 taps per pass, and spatial patches; sliding windows for
 channels-last forward and unit-stride multiplier-one backward-data; tensor-core grouped
-windows for few channels per group, forward; backward-data in ``full`` only) and ``full`` (a sweep)."""
+windows for few channels per group, all three directions) and ``full`` (a sweep)."""
 
 from __future__ import annotations
 
@@ -266,11 +266,8 @@ def _group_window_bwd_weight_keys(family, dtype, full):
 def _valid(family, arch: ArchSpec, full: bool):
     keys = []
     if getattr(family.key_cls, "dot", False):
-        if family.direction == "bwd_weight":
-            return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_bwd_weight_keys(family, dtype, full)
-                    if not family.check(k, arch)]
-        return [k for dtype in (DType.FP16, DType.BF16) for k in _group_window_keys(family, dtype, full)
-                if not family.check(k, arch)]
+        make = _group_window_bwd_weight_keys if family.direction == "bwd_weight" else _group_window_keys
+        return [k for dtype in (DType.FP16, DType.BF16) for k in make(family, dtype, full) if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):
         if family.direction == "bwd_weight":
             return [k for dtype in DType for k in _window_bwd_weight_keys(family, dtype) if not family.check(k, arch)]
