@@ -95,7 +95,8 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     """Backward-weight: dy and x are read once per pass of ``unroll`` taps (memory); the pixel
     loop issues a step per BLOCK_P pixels whose cost grows with the accumulators per thread,
     and registers bound the programs resident per SM (compute; sliding windows hold a tile per
-    tap and per dy column of block_h × block_c); the fp32 partials are written and read once.
+    tap and per dy column of block_h × block_c); the fp32 partials (block_c values per tap, block_c ×
+    C/G for tensor-core windows) are written and read once.
     Not fitted to sliding-window measurements yet. Windows with ``filter_rows`` n hold n tiles per
     tap, and the memory term counts their x and dy reads per filter row, as with one (an upper
     bound: dy is read once per n rows). The clock is the fp32 peak over 256 FLOPs per SM per
@@ -119,6 +120,7 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     waves = max(1.0, programs / (arch.sm_count * resident))
     compute = waves * steps * (BW_STEP_CYCLES + BW_CYCLES_PER_ACC * key.unroll * rows * per_thread) / clock
     memory = min_bytes * passes / bw
-    partials = 2 * blocks * key.split * p.taps * key.block_c * 4 / bw
+    per_channel = p.Cg if getattr(key, "dot", False) else 1  # a dot key's partial: block_c x C/G per tap
+    partials = 2 * blocks * key.split * p.taps * key.block_c * per_channel * 4 / bw
     ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
     return ms * (1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0) * _access_factor(key)
