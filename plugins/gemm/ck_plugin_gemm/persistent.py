@@ -1,9 +1,12 @@
 """The ``gemm_persistent`` kernel family (Hopper and later): a persistent grid of one program per
-SM (``programs_per_sm``: more) walking the output tiles in grouped order, operands through device-side TMA descriptors,
-and the epilogue on column subtiles.
+SM (``programs_per_sm``: more) walking the output tiles in grouped order, operands and C through
+TMA descriptors, and the epilogue on column subtiles.
 
-Each program creates its descriptors once and loops over tiles ``pid, pid + P, ...`` (P = the
-grid, at most the SM count). With ``flatten`` Triton pipelines the tile loop and the K loop as
+The descriptors are made on the host and passed by value
+(:attr:`PersistentGemmKey.host_descriptors`), except in the warp-specialised and stream-K kernels
+and those with a column-major A and a fused epilogue, whose programs each make theirs once in
+global scratch. Each program loops over tiles ``pid, pid + P, ...`` (P = the grid, at most the
+SM count). With ``flatten`` Triton pipelines the tile loop and the K loop as
 one, so the loads of the next tile are in flight during this tile's epilogue (the fused
 epilogue's cost hides behind them); with ``warp_specialize`` it splits the loop into a TMA
 producer and two MMA consumer warp groups instead (no flattening, no subtiling: Triton 3.6 does
@@ -63,6 +66,20 @@ class PersistentGemmKey(TmaGemmKey):
     tail_split: bool = attrs.field(default=False, validator=boolean)
 
     @property
+    def host_descriptors(self) -> bool:
+        """The TMA descriptors are made on the host and passed by value (the template's ``hd``)
+        for all but the warp-specialised and stream-K kernels and those with a column-major A
+        and a fused epilogue. Measured on an H100 (``docs/performance.md``, seventeenth session):
+        a program making its three descriptors in global scratch (write, release and acquire
+        fences) cost 2.1-3.7 µs per launch on 1024-4096 problems
+        (``benchmarks/gemm_midsize_probe.py``), and host descriptors made the bf16 suite 1.35%
+        faster (kernel time, same picks); but ``crr`` kernels with a fused bias + gelu ran
+        0.875-0.942x as fast on M = 1024-2048 (twice, within 0.5%), so those keep device
+        descriptors. Triton 3.6 does not compile host descriptors with warp specialization
+        (``../shared/TRITON_NOTES.md`` §1.3); the stream-K kernels keep the device ones."""
+        return not self.warp_specialize and not self.stream_k and not (self.layout.value[0] == "c" and self.epilogue != "none")
+
+    @property
     def name(self) -> str:
         return (f"gemm_persistent_{self.dtype.value}_{self.layout.value}_{self.block_m}x{self.block_n}x{self.block_k}"
                 f"_g{self.group_m}_w{self.num_warps}_s{self.num_stages}{'_ws' if self.warp_specialize else ''}"
@@ -75,6 +92,43 @@ class PersistentGemmKey(TmaGemmKey):
 def subtiles(key: PersistentGemmKey) -> int:
     """Column slices of the C tile in the store (and the epilogue): 64 columns each when subtiling."""
     return max(1, key.block_n // 64) if key.subtile else 1
+
+
+def _descriptor_blocks(key: PersistentGemmKey) -> dict[str, tuple[str, tuple[int, int]]]:
+    """Host descriptors of a :attr:`~PersistentGemmKey.host_descriptors` kernel by parameter name:
+    (element type, block shape) of A, B and C (the template's ``a_hd``, ``b_hd``, ``c_hd``; with
+    ``tail_split`` also ``b_hd_t`` and ``c_hd_t``, the split tail's half-width B and C tiles).
+    Blocks: A [rows, BLOCK_K] (column-major A: [BLOCK_K, rows]; rows = BLOCK_M, or BLOCK_M / 2
+    with ``halves``), B [BLOCK_K, bn] (column-major: [bn, BLOCK_K]), C [rows, bn / slices]."""
+    rows = key.block_m // (2 if key.halves else 1)
+    elem, out = key.dtype.triton, out_type(key).triton
+
+    def bc(bn: int, slices: int) -> tuple:
+        b = (key.block_k, bn) if key.layout.value[1] == "r" else (bn, key.block_k)
+        return (elem, b), (out, (rows, bn // slices))
+
+    a = (key.block_k, rows) if key.layout.value[0] == "c" else (rows, key.block_k)
+    b, c = bc(key.block_n, subtiles(key))
+    blocks = {"a_hd": (elem, a), "b_hd": b, "c_hd": c}
+    if key.tail_split:
+        blocks["b_hd_t"], blocks["c_hd_t"] = bc(key.block_n // 2, max(1, subtiles(key) // 2))
+    return blocks
+
+
+def _host_descriptors(key: PersistentGemmKey, p, tensors: Mapping[str, Any]) -> tuple:
+    """The host descriptors of :func:`_descriptor_blocks`, in its order, over the launch's
+    tensors (A [M, K] or, column-major, [K, M]; B [K, N] or [N, K]; C [M, N]; leading
+    dimensions lda, ldb, ldc)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    views = {"a": ([p.K, p.M] if key.layout.value[0] == "c" else [p.M, p.K], p.lda),
+             "b": ([p.K, p.N] if key.layout.value[1] == "r" else [p.N, p.K], p.ldb),
+             "c": ([p.M, p.N], p.ldc)}
+    out = []
+    for name, (_, block) in _descriptor_blocks(key).items():
+        shape, ld = views[name[0]]
+        out.append(TensorDescriptor(tensors[name[0]], shape, [ld, 1], list(block)))
+    return tuple(out)
 
 
 class PersistentGemm(TmaGemm):
@@ -125,7 +179,9 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return fixup_signature(sig, {"PROGRAMS": "i32", "DP_TILES": "i32"})
         upcast = sig.pop("UPCAST")
-        return {**sig, "PROGRAMS": "i32", **({"DP_TILES": "i32"} if key.tail_split else {}), "UPCAST": upcast}
+        descs = {name: f"tensordesc<{ty}[{', '.join(map(str, block))}]>"
+                 for name, (ty, block) in _descriptor_blocks(key).items()} if key.host_descriptors else {}
+        return {**sig, "PROGRAMS": "i32", **({"DP_TILES": "i32"} if key.tail_split else {}), **descs, "UPCAST": upcast}
 
     def divisible_by_16(self, key: PersistentGemmKey) -> tuple[str, ...]:
         return super().divisible_by_16(key) + (("ws_ptr", "lock_ptr") if key.stream_k else ())
@@ -136,9 +192,10 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return fixup_args(core, tensors, "partials", (programs, dp_tiles(tiles(key, p), programs)))
         *args, upcast = core
+        descs = _host_descriptors(key, p, tensors) if key.host_descriptors else ()
         if key.tail_split:
-            return (*args, programs, self._whole_wave_tiles(key, p), upcast)
-        return (*args, programs, upcast)
+            return (*args, programs, self._whole_wave_tiles(key, p), *descs, upcast)
+        return (*args, programs, *descs, upcast)
 
     def workspaces(self, key: PersistentGemmKey, p) -> dict[str, int]:
         """With ``stream_k``: ``partials``, two fp32 tiles per program (the first and last tile of

@@ -196,11 +196,14 @@ def two_program(tmp_path_factory):
 def test_two_program_persistent_instances_match_reference(two_program, dtype, layout, fields):
     """Every default-set 16-bit persistent tile with two programs per SM, plain and with fused
     epilogues: 4096 x 4096 gives 1024 tiles over 264 programs (each walks several, two share an
-    SM); 1040 x 1008 leaves the last tile row and column partly outside C."""
+    SM); 1040 x 1008 leaves the last tile row and column partly outside C. With C-shaped
+    epilogue inputs (C_in, D) there are none: two programs with Triton's layout-conversion buffer
+    need more shared memory than an SM has (``PersistentGemm.check``)."""
+    c_shaped = "beta" in fields or "num_d" in fields
     for M, N, K in TWO_PROGRAM_SHAPES:
         p = two_program.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
         two = _two_program_instances(two_program, p)
-        assert len(two) == 2, two
+        assert len(two) == (0 if c_shaped else 2), two
         for inst in two:
             v = validate(two_program, "gemm", p, instance=inst.name, seed=17, interpret=False)
             assert v.passed, (inst.name, v)

@@ -3,6 +3,7 @@ dtype and layout, flattened (with and without subtiles) and warp-specialised key
 with a fused epilogue, with more tiles than programs (each program walks several tiles)."""
 
 import pytest
+import torch
 
 from ckcore import Registry, Settings
 from ckcore.testing import assert_matches_reference
@@ -196,8 +197,13 @@ def test_split_tail_over_several_halves_per_program(reg4, monkeypatch):
                      activation="gelu")
     variant = reg4.specialized(inst, p)
     fam = reg4.family(variant)
-    # PROGRAMS, DP_TILES (one wave), UPCAST
-    assert fam.core_args(variant.key, p, {"a": None, "b": None, "c": None}, interpret=False)[-3:] == (8, 8, False)
+    # PROGRAMS, DP_TILES (one wave), the host descriptors (the tail's B and C are half as wide), UPCAST
+    tensors = {n: torch.zeros(s, dtype=torch.bfloat16) for n, s in (("a", (p.M, p.K)), ("b", (p.N, p.K)), ("c", (p.M, p.N)))}
+    args = dict(zip(fam.core_signature(variant.key), fam.core_args(variant.key, p, tensors, interpret=False)))
+    assert (args["PROGRAMS"], args["DP_TILES"], args["UPCAST"]) == (8, 8, False)
+    blocks = {n: (list(d.shape), list(d.block_shape)) for n, d in args.items() if n.endswith(("_hd", "_hd_t"))}
+    assert blocks == {"a_hd": ([p.M, p.K], [32, 32]), "b_hd": ([p.N, p.K], [128, 32]), "c_hd": ([p.M, p.N], [32, 64]),
+                      "b_hd_t": ([p.N, p.K], [64, 32]), "c_hd_t": ([p.M, p.N], [32, 64])}
     assert_matches_reference(reg4, "gemm", p, instance=inst.name, interpret=True)
 
 
@@ -224,7 +230,9 @@ def test_split_tail_refusals_and_features():
         assert "tail_split needs" in fam.supports(key, reg.problem("gemm", M=m, N=n, K=64, dtype="bf16", layout="rcr"))
     p = reg.problem("gemm", M=3000, N=2000, K=1000, dtype="bf16", layout="rcr")
     assert fam._whole_wave_tiles(key, p) == 132
-    assert fam.core_args(key, p, {"a": None, "b": None, "c": None}, interpret=False)[-3:] == (132, 132, False)
+    tensors = {n: torch.empty(s, dtype=torch.bfloat16) for n, s in (("a", (p.M, p.K)), ("b", (p.N, p.K)), ("c", (p.M, p.N)))}
+    args = dict(zip(fam.core_signature(key), fam.core_args(key, p, tensors, interpret=False)))
+    assert (args["PROGRAMS"], args["DP_TILES"], args["UPCAST"]) == (132, 132, False)
     # The estimate spreads the work evenly (optimistic: see PersistentGemm.estimate_ms).
     dev = arch.device("NVIDIA H200")
     assert fam.estimate_ms(key, p, arch, dev) < fam.estimate_ms(PersistentGemmKey(**{**base, "tail_split": False}), p, arch, dev)
@@ -232,3 +240,26 @@ def test_split_tail_refusals_and_features():
     assert fam.features(key)["tail_split"] == 1.0
     plain = PersistentGemmKey(**{**base, "tail_split": False})
     assert "tail_split" not in fam.features(plain) and "ts_tile_share" not in fam.pair_features(plain, p, arch)
+
+
+@pytest.mark.parametrize("layout,epilogue,ws,host", [("rcr", "none", False, True), ("rcr", "bcol_gelu", False, True),
+                                                     ("crr", "none", False, True), ("crr", "bcol_gelu", False, False),
+                                                     ("ccr", "brow", False, False), ("rcr", "none", True, False)])
+def test_host_descriptors_rule_matches_the_template(layout, epilogue, ws, host):
+    """The key's ``host_descriptors`` and the rendered kernel agree: descriptor parameters made on
+    the host, or descriptors made in the kernel (warp-specialised, or column-major A with a fused
+    epilogue), and the signature names them in the kernel's order."""
+    from ckcore.arch import load
+    from ckcore.render import render
+
+    fam = Registry("sm_90").catalog.families["gemm_persistent"]
+    key = PersistentGemmKey(dtype="bf16", layout=layout, block_m=128, block_n=128, block_k=64, num_warps=4 if ws else 8,
+                            num_stages=3, warp_specialize=ws, flatten=not ws, epilogue=epilogue)
+    assert key.host_descriptors is host
+    src = render(fam, key, load("sm_90"))
+    assert ("make_tensor_descriptor" not in src) is host
+    header = src[src.index(f"def {key.name}("):].split(")")[0]
+    params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].split(",")]
+    assert params == list(fam.signature(key))
+    assert all(t.startswith("tensordesc<bf16[") for n, t in fam.signature(key).items() if n.endswith("_hd")) and \
+        (("a_hd" in params) is host)
