@@ -33,6 +33,7 @@ matrix per launch (batched problems go to ``gemm_tiled`` and ``gemm_tma``).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Mapping
 
@@ -41,6 +42,7 @@ import attrs
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
+from ckcore.tma import check_descriptor, host_descriptor
 
 from .epilogue import c_inputs, fused_parts, out_type, variant_suffix
 from .family import smem_bytes
@@ -94,6 +96,7 @@ def subtiles(key: PersistentGemmKey) -> int:
     return max(1, key.block_n // 64) if key.subtile else 1
 
 
+@functools.lru_cache(maxsize=1024)
 def _descriptor_blocks(key: PersistentGemmKey) -> dict[str, tuple[str, tuple[int, int]]]:
     """Host descriptors of a :attr:`~PersistentGemmKey.host_descriptors` kernel by parameter name:
     (element type, block shape) of A, B and C (the template's ``a_hd``, ``b_hd``, ``c_hd``; with
@@ -115,20 +118,26 @@ def _descriptor_blocks(key: PersistentGemmKey) -> dict[str, tuple[str, tuple[int
     return blocks
 
 
-def _host_descriptors(key: PersistentGemmKey, p, tensors: Mapping[str, Any]) -> tuple:
-    """The host descriptors of :func:`_descriptor_blocks`, in its order, over the launch's
-    tensors (A [M, K] or, column-major, [K, M]; B [K, N] or [N, K]; C [M, N]; leading
-    dimensions lda, ldb, ldc)."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
+@functools.lru_cache(maxsize=4096)
+def _descriptor_views(key: PersistentGemmKey, p) -> tuple:
+    """(tensor, shape, strides, block) of each descriptor of :func:`_descriptor_blocks`, in its
+    order: A [M, K] or, column-major, [K, M]; B [K, N] or [N, K]; C [M, N]; leading dimensions
+    lda, ldb, ldc (memoised: a launch only wraps the tensors)."""
     views = {"a": ([p.K, p.M] if key.layout.value[0] == "c" else [p.M, p.K], p.lda),
              "b": ([p.K, p.N] if key.layout.value[1] == "r" else [p.N, p.K], p.ldb),
              "c": ([p.M, p.N], p.ldc)}
-    out = []
-    for name, (_, block) in _descriptor_blocks(key).items():
-        shape, ld = views[name[0]]
-        out.append(TensorDescriptor(tensors[name[0]], shape, [ld, 1], list(block)))
-    return tuple(out)
+    out = tuple((name[0], views[name[0]][0], [views[name[0]][1], 1], list(block))
+                for name, (_, block) in _descriptor_blocks(key).items())
+    for t, shape, strides, block in out:
+        check_descriptor(shape, strides, block, (out_type(key) if t == "c" else key.dtype).itemsize)
+    return out
+
+
+def _host_descriptors(key: PersistentGemmKey, p, tensors: Mapping[str, Any]) -> tuple:
+    """The host descriptors of :func:`_descriptor_blocks` over the launch's tensors, whose data
+    pointers are the matrices' first elements (the GEMM op's tensor checks, staging and the
+    pointwise-convolution views all guarantee it)."""
+    return tuple(host_descriptor(tensors[t], shape, strides, block) for t, shape, strides, block in _descriptor_views(key, p))
 
 
 class PersistentGemm(TmaGemm):

@@ -204,6 +204,9 @@ def test_two_program_persistent_instances_match_reference(two_program, dtype, la
         p = two_program.problem("gemm", M=M, N=N, K=K, dtype=dtype, layout=layout, **fields)
         two = _two_program_instances(two_program, p)
         assert len(two) == (0 if c_shaped else 2), two
+        if c_shaped:
+            _, rejected = two_program.candidates(p)
+            assert any("shared memory" in why for name, why in rejected.items() if "_p2" in name), rejected
         for inst in two:
             v = validate(two_program, "gemm", p, instance=inst.name, seed=17, interpret=False)
             assert v.passed, (inst.name, v)

@@ -263,3 +263,32 @@ def test_host_descriptors_rule_matches_the_template(layout, epilogue, ws, host):
     assert params == list(fam.signature(key))
     assert all(t.startswith("tensordesc<bf16[") for n, t in fam.signature(key).items() if n.endswith("_hd")) and \
         (("a_hd" in params) is host)
+
+
+def test_host_descriptors_rule_matches_the_template_over_the_full_set():
+    """As above, for every full-set persistent key of every dtype, plain and with a fused
+    bias + gelu (per-problem epilogue variants): the template and ``host_descriptors`` agree,
+    and the signature names the kernel's parameters in order."""
+    import attrs
+
+    from ckcore.arch import load
+    from ckcore.render import render
+
+    reg = Registry("sm_90")
+    fam = reg.catalog.families["gemm_persistent"]
+    arch = load("sm_90")
+    seen = set()
+    for inst in reg.declare("gemm", "full"):
+        if inst.family != "gemm_persistent":
+            continue
+        for epilogue in ("none", "bcol_gelu"):
+            key = attrs.evolve(inst.key, epilogue=epilogue)
+            if fam.check(key, arch):
+                continue
+            src = render(fam, key, arch)
+            header = src[src.index(f"def {key.name}("):].split(":\n")[0]
+            params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
+            assert params == list(fam.signature(key)), key.name
+            assert ("a_hd" in params) is key.host_descriptors is ("make_tensor_descriptor" not in src), key.name
+            seen.add(key.host_descriptors)
+    assert seen == {True, False}

@@ -114,8 +114,9 @@ OPERANDS = {"fwd": ("x", "w", "y"), "bwd_data": ("dy", "w", "dx"), "bwd_weight":
 
 def gemm_tensors(direction: str, p: ConvProblem, tensors: Mapping[str, Any]) -> dict[str, Any]:
     """The gemm kernels' ``a``, ``b``, ``c`` (plus any workspaces): the conv tensors themselves.
-    The kernels read their operands through base pointers and the problem's leading dimensions
-    only, and the conv op's ``check_tensors`` (run on every launch) has verified the packed
+    The kernels read their operands through base pointers (or TMA descriptors made on the host
+    from them: each tensor's data pointer must be its matrix's first element) and the problem's
+    leading dimensions only, and the conv op's ``check_tensors`` (run on every launch) has verified the packed
     channels-last strides under which each tensor's storage is the matrix of
     :func:`gemm_views`, which starts at the same address. Building the views on every launch
     cost 8 µs of host time (development CPU), more than some of these kernels run."""
