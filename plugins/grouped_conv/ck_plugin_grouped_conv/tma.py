@@ -12,6 +12,7 @@ Backward-weight reduces over patches of output pixels (dy and the x patch shifte
 split over programs with a deterministic workspace reduction. A 1×1 filter without padding folds
 N·D·H·W into one row, so tiles never straddle image rows.
 
+The descriptors are made on the host and passed by value (:meth:`ConvTmaFamily.descriptor_blocks`).
 Needs TMA, 16-byte aligned tensors and C/G, K/G multiples of 16 bytes (descriptor strides);
 32-bit coordinates. Other problems are left to the pointer families. Measured on an H200 against
 cuDNN (``docs/performance.md``, session 7): 0.7-2.2x cuDNN and 1.5-7x the pointer kernels on
@@ -31,6 +32,7 @@ import attrs
 from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+from ckcore.tma import check_descriptor, host_descriptor
 
 from . import rules
 from .family import (MAX_UNSPLIT_REDUCTION, grid_reason, int32_reason, mma_tile_reasons, split_reason,
@@ -133,6 +135,17 @@ def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
 
 
 @functools.lru_cache(maxsize=4096)
+def _views_of(family, key, p: ConvProblem) -> tuple:
+    """(tensor, shape, strides, block) of each of ``family``'s descriptors for ``key`` on ``p``,
+    in parameter order (memoised: a launch only wraps the tensors)."""
+    views = family._views(key, p)
+    out = tuple((t, views[n][0], views[n][1], list(block)) for n, (t, block) in family.descriptor_blocks(key).items())
+    for _, shape, strides, block in out:
+        check_descriptor(shape, strides, block, key.dtype.itemsize)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
 def _int_args(direction: str, p: ConvProblem) -> tuple[int, ...]:
     """The integer kernel arguments in signature order (memoised: dispatch pays a lookup)."""
     g = geometry(direction, p)
@@ -221,13 +234,45 @@ class ConvTmaFamily(KernelFamily):
         return p.taps * math.ceil(key.groups_per_block * geometry(self.direction, p)["RED"] / key.block_k)
 
     def signature(self, key) -> dict[str, str]:
-        """The three tensors (and with a split the fp32 partials and int32 counters), then the
-        integer arguments of :func:`geometry` and UPCAST."""
+        """The three tensors (and with a split the fp32 partials and int32 counters), the
+        integer arguments of :func:`geometry`, the TMA descriptors (:meth:`descriptor_blocks`)
+        and UPCAST."""
         ptr = f"*{key.dtype.triton}"
         sig = dict.fromkeys(self._ptr_names, ptr)
         if key.split_k > 1:
             sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
-        return {**sig, **{n: "i32" for n in _ARGS}, "UPCAST": "constexpr"}
+        descs = {n: f"tensordesc<{key.dtype.triton}[{', '.join(map(str, b))}]>" for n, (_, b) in self.descriptor_blocks(key).items()}
+        return {**sig, **{n: "i32" for n in _ARGS}, **descs, "UPCAST": "constexpr"}
+
+    def descriptor_blocks(self, key) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """The kernel's TMA descriptors, made on the host and passed by value, by parameter name:
+        (tensor, block shape). Forward / backward-data: ``src`` (x or dy) in boxes [1, block_h,
+        block_w, 1, block_k], ``filt`` (w; one group per program only) in [1, block_n, 1,
+        block_k] (backward-data: [1, block_k, 1, block_n]) and ``dst`` (y or dx) in [1, block_h,
+        block_w, 1, block_n]. Made in each program instead, as before the seventeenth session,
+        the descriptors cost the GEMM 2-4 µs a launch (``docs/performance.md``)."""
+        src, w, dst = self.tensors
+        out = {"src": (src, (1, key.block_h, key.block_w, 1, key.block_k))}
+        if key.groups_per_block == 1:
+            out["filt"] = (w, (1, key.block_n, 1, key.block_k) if self.direction == "fwd" else (1, key.block_k, 1, key.block_n))
+        out["dst"] = (dst, (1, key.block_h, key.block_w, 1, key.block_n))
+        return out
+
+    def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
+        """(shape, strides) in elements of each descriptor of :meth:`descriptor_blocks`:
+        the activations [N·D, H, W, G / gpb, gpb · channels per group] (channels-last rows of
+        :func:`geometry`), the filter [G, K/G, taps, C/G] (backward-data: [G, C/G, taps, K/G])."""
+        g, gpb = geometry(self.direction, p), key.groups_per_block
+        red, cols, taps = g["RED"], g["COLS"], p.taps
+        return {"src": ([g["ND_src"], g["H"], g["W"], p.G // gpb, gpb * red], [g["s_row"], g["s_h"], g["s_w"], gpb * red, 1]),
+                "filt": ([p.G, cols, taps, red] if self.direction == "fwd" else [p.G, red, taps, cols],
+                         [cols * taps * red, taps * red, red, 1] if self.direction == "fwd" else [red * taps * cols, taps * cols, cols, 1]),
+                "dst": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G // gpb, gpb * cols], [g["d_row"], g["d_h"], g["d_w"], gpb * cols, 1])}
+
+    def host_descriptors(self, key, p: ConvProblem, tensors: Mapping[str, Any]) -> tuple:
+        """The descriptors of :meth:`descriptor_blocks` over the launch's tensors (their data
+        pointers are the tensors' first elements: the op's tensor checks ensure it)."""
+        return tuple(host_descriptor(tensors[t], shape, strides, block) for t, shape, strides, block in _views_of(self, key, p))
 
     _ptr_names = ("src_ptr", "w_ptr", "dst_ptr")
 
@@ -255,7 +300,7 @@ class ConvTmaFamily(KernelFamily):
         ptrs = tuple(tensors[t] for t in self.tensors)
         if key.split_k > 1:
             ptrs += split_workspace_views(tensors)
-        return ptrs + _int_args(self.direction, p) + (upcast,)
+        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors) + (upcast,)
 
     def kernel_sets(self):
         from . import sets
@@ -366,6 +411,18 @@ class ConvTmaBwdWeight(ConvTmaFamily):
         return reasons
 
     _ptr_names = ("x_ptr", "dy_ptr", "dw_ptr")
+
+    def descriptor_blocks(self, key) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """``x_desc`` (x) in boxes [1, block_h, block_w, 1, block_n] and ``dy_desc`` (dy) in
+        [1, block_h, block_w, 1, block_m], made on the host."""
+        return {"x_desc": ("x", (1, key.block_h, key.block_w, 1, key.block_n)),
+                "dy_desc": ("dy", (1, key.block_h, key.block_w, 1, key.block_m))}
+
+    def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
+        """x [N·D, H, W, G, C/G] and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of :func:`geometry`)."""
+        g = geometry(self.direction, p)
+        return {"x_desc": ([g["ND_src"], g["H"], g["W"], p.G, g["RED"]], [g["s_row"], g["s_h"], g["s_w"], g["RED"], 1]),
+                "dy_desc": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G, g["COLS"]], [g["d_row"], g["d_h"], g["d_w"], g["COLS"], 1])}
 
     def _split_reason(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:
         """At most one split per pixel patch; without a split, at most

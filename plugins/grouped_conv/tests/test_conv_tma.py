@@ -213,3 +213,49 @@ def test_tma_keys_validate_and_check_the_arch(reg):
     reasons = ConvTmaFwd().check(key, load("sm_90"))
     assert any("128 B" in r for r in reasons), reasons
     assert any("no TMA" in r for r in ConvTmaFwd().check(key, load("sm_80")))
+
+
+def test_every_tma_kernel_takes_host_descriptors_in_its_signature_order():
+    """Every TMA instance of the full sets renders a kernel whose parameters are the family's
+    signature, names no in-kernel descriptor, and takes the host descriptors that
+    ``descriptor_blocks`` describes (one box per descriptor dimension)."""
+    from ckcore import Registry
+    from ckcore.render import render
+
+    reg = Registry("sm_90")
+    for op in (*TMA_OPS, "grouped_conv_bwd_weight"):
+        for inst in reg.declare(op, "full"):
+            if not inst.family.startswith("conv_tma"):
+                continue
+            fam = reg.family(inst)
+            src = render(fam, inst.key, reg.arch)
+            header = src[src.index(f"def {inst.name}("):].split(":\n")[0]
+            params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
+            sig = fam.signature(inst.key)
+            assert params == list(sig), inst.name
+            assert "make_tensor_descriptor" not in src, inst.name
+            blocks = fam.descriptor_blocks(inst.key)
+            for name, (_, block) in blocks.items():
+                assert sig[name] == f"tensordesc<{inst.key.dtype.triton}[{', '.join(map(str, block))}]>"
+            assert len(blocks) == (2 if op == "grouped_conv_bwd_weight" else 3 - (inst.key.groups_per_block > 1))
+
+
+def test_tma_host_descriptors_describe_the_problem(reg):
+    """The descriptors a launch passes: forward activations [N·D, H, W, G, C/G] with the
+    channels-last row strides, the filter [G, K/G, taps, C/G], the output [N·Do, Ho, Wo, G, K/G];
+    merged groups view G / gpb groups of gpb · C/G channels and take no filter descriptor."""
+    import torch
+
+    p = reg.problem("grouped_conv_fwd", **case(2, 2, 4, 64, 32, (6, 5), 3, pad=1), dtype="fp16", layout=layout(2, True))
+    t = {n: torch.zeros(1, dtype=torch.float16) for n in ("x", "w", "y")}
+    one = next(i for i in _tma_instances(reg, "grouped_conv_fwd", "fp16") if i.key.split_k == 1)
+    fam = reg.family(one)
+    d = dict(zip(fam.descriptor_blocks(one.key), fam.host_descriptors(one.key, p, t)))
+    assert (d["src"].shape, d["src"].strides) == ([2, 6, 5, 4, 16], [5 * 6 * 64, 5 * 64, 64, 16, 1])
+    assert (d["filt"].shape, d["filt"].strides) == ([4, 8, 9, 16], [8 * 9 * 16, 9 * 16, 16, 1])
+    assert (d["dst"].shape, d["dst"].strides) == ([2, 6, 5, 4, 8], [5 * 6 * 32, 5 * 32, 32, 8, 1])
+    assert d["src"].base is t["x"] and d["filt"].base is t["w"] and d["dst"].base is t["y"]
+    merged = next(i for i in _tma_instances(reg, "grouped_conv_fwd", "fp16", merged=True))
+    gpb = merged.key.groups_per_block
+    d = dict(zip(fam.descriptor_blocks(merged.key), fam.host_descriptors(merged.key, p, t)))
+    assert set(d) == {"src", "dst"} and d["src"].shape == [2, 6, 5, 4 // gpb, gpb * 16]
