@@ -15,23 +15,25 @@ __all__ = ["host_descriptor", "check_descriptor"]
 
 
 def check_descriptor(shape: Sequence[int], strides: Sequence[int], block: Sequence[int], itemsize: int) -> None:
-    """Triton's own checks of a descriptor's geometry (rank, block shape, 16-byte strides,
-    positive sizes, unit last stride) for elements of ``itemsize`` bytes; callers run it once
+    """Triton 3.6's rules for a descriptor's geometry (``TensorDescriptor.__post_init__`` and
+    ``validate_block_shape``), checked explicitly (they hold under ``python -O`` too): rank 1-5
+    alike in all three, positive sizes, a unit last stride, the other strides multiples of 16
+    bytes for elements of ``itemsize`` bytes, and power-of-two block sizes. Callers run it once
     per geometry (when they memoise it), not at every launch.
 
-    :raises AssertionError, ValueError: the geometry breaks Triton's descriptor rules (a ckcore bug: kernel
-        families only describe what their ``supports`` accepted).
+    :raises ValueError: the geometry breaks one of them (a ckcore bug: kernel families only
+        describe what their ``supports`` accepted).
     """
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    class _Aligned:  # a stand-in base: the base pointer's alignment is the caller's to check
-        dtype = type("dtype", (), {"itemsize": itemsize})()
-
-        @staticmethod
-        def data_ptr() -> int:
-            return 0
-
-    TensorDescriptor(_Aligned(), list(shape), list(strides), list(block))
+    what = f"shape {list(shape)}, strides {list(strides)}, block {list(block)}"
+    if not 1 <= len(shape) <= 5 or len(strides) != len(shape) or len(block) != len(shape):
+        raise ValueError(f"TMA descriptor {what}: rank 1-5, the same for shape, strides and block")
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"TMA descriptor {what}: every size must be positive")
+    if strides[-1] != 1 or any(s * itemsize % 16 for s in strides[:-1]):
+        raise ValueError(f"TMA descriptor {what}: the last stride must be 1 and the others multiples of 16 bytes "
+                         f"({itemsize}-byte elements)")
+    if any(b <= 0 or b & (b - 1) for b in block):
+        raise ValueError(f"TMA descriptor {what}: block sizes must be powers of two")
 
 
 def host_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]):

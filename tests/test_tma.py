@@ -28,5 +28,20 @@ def test_host_descriptor_is_tritons_descriptor_with_the_given_geometry():
     ([64, 48], [48, 1], [32], 2),       # rank mismatch
 ])
 def test_check_descriptor_rejects_what_triton_rejects(shape, strides, block, itemsize):
-    with pytest.raises((AssertionError, ValueError)):
-        check_descriptor(shape, strides, block, itemsize)  # AssertionError or ValueError, as Triton raises
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    with pytest.raises(ValueError):
+        check_descriptor(shape, strides, block, itemsize)
+    base = torch.zeros(64 * 48, dtype={1: torch.int8, 2: torch.float16}[itemsize])
+    with pytest.raises((AssertionError, ValueError)):  # Triton's own constructor refuses it too
+        TensorDescriptor(base, shape, strides, block)
+
+
+def test_host_descriptor_sets_every_field_of_tritons_descriptor():
+    """host_descriptor skips the constructor: it must set every dataclass field Triton reads."""
+    import dataclasses
+
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    desc = host_descriptor(torch.zeros(4, dtype=torch.float16), [4], [1], [4])
+    assert set(vars(desc)) == {f.name for f in dataclasses.fields(TensorDescriptor)}
