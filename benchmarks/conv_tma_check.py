@@ -16,21 +16,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins" / "grouped_conv" / "tests"))
 
-from cases import case, layout  # noqa: E402
+from cases import GPU_CASES, layout  # noqa: E402
 
 from ckcore import Registry  # noqa: E402
 from ckcore.measure import validate  # noqa: E402
 
-CASES = {
-    "resnext_like": case(2, 4, 32, 128, 128, (14, 14), 3, pad=1),
-    "resnext_cg16": case(2, 2, 8, 128, 128, (17, 18), 3, pad=1),
-    "regnet_like": case(2, 2, 6, 240, 240, (14, 14), 3, pad=1),
-    "dense_3x3": case(2, 8, 1, 64, 64, (16, 16), 3, pad=1),
-    "conv3d": case(3, 2, 1, 32, 32, (6, 10, 10), 3, pad=1),
-    "pointwise": case(2, 4, 1, 64, 96, (10, 12), 1),
-    "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
-    "wgrad_long": case(2, 16, 2, 64, 64, (28, 28), 3, pad=1),
-}
+# The GPU tests' cases that reach the TMA families.
+CASES = {name: GPU_CASES[name] for name in ("resnext_like", "resnext_cg16", "regnet_like", "dense_3x3", "conv3d",
+                                            "pointwise", "conv1d_groups48", "wgrad_long")}
 OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
 
 

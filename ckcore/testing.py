@@ -27,7 +27,7 @@ from .plugins import Catalog, get_plugin_manager
 from .registry import Registry
 from .settings import Settings
 
-__all__ = ["ck_cache_dir", "ck_plugin_manager", "ck_catalog", "ck_registry", "sample_valid_keys",
+__all__ = ["ck_cache_dir", "ck_plugin_manager", "ck_catalog", "ck_registry", "sample_valid_keys", "kernel_parameters",
            "assert_matches_reference", "instances_of"]
 
 
@@ -80,3 +80,12 @@ def assert_matches_reference(registry: Registry, op: str, problem, *, instance: 
 def instances_of(registry: Registry, op: str, family: str | None = None):
     """Declared instances of ``op`` (and ``family``), by name."""
     return sorted((i for i in registry.of_op(op) if family is None or i.family == family), key=lambda i: i.name)
+
+
+def kernel_parameters(source: str, name: str) -> list[str]:
+    """The parameter names of the kernel function ``name`` in a rendered module ``source``, in
+    order (to compare with a family's ``signature``)."""
+    import ast
+
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    return [a.arg for a in fn.args.args]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["host_descriptor", "check_descriptor"]
+__all__ = ["host_descriptor", "check_descriptor", "checked_views", "host_descriptors"]
 
 
 def check_descriptor(shape: Sequence[int], strides: Sequence[int], block: Sequence[int], itemsize: int) -> None:
@@ -53,3 +53,19 @@ def host_descriptor(base: Any, shape: list[int], strides: list[int], block: list
 
 
 _CLASS: list = []  # Triton's TensorDescriptor, imported on first use
+
+
+def checked_views(entries) -> tuple:
+    """A kernel's descriptors as ``(tensor, shape, strides, block)`` tuples (lists inside, in
+    elements), from ``(tensor, shape, strides, block, itemsize)`` entries, each geometry checked
+    with :func:`check_descriptor`. Kernel families memoise the result per (key, problem)."""
+    out = []
+    for tensor, shape, strides, block, itemsize in entries:
+        check_descriptor(shape, strides, block, itemsize)
+        out.append((tensor, list(shape), list(strides), list(block)))
+    return tuple(out)
+
+
+def host_descriptors(views, tensors) -> tuple:
+    """The descriptors of :func:`checked_views` ``views`` over a launch's ``tensors`` (by name)."""
+    return tuple(host_descriptor(tensors[t], shape, strides, block) for t, shape, strides, block in views)

@@ -42,7 +42,7 @@ import attrs
 from ckcore import DType
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, int_in
-from ckcore.tma import check_descriptor, host_descriptor
+from ckcore.tma import checked_views, host_descriptors
 
 from .epilogue import c_inputs, fused_parts, out_type, variant_suffix
 from .family import smem_bytes
@@ -126,18 +126,9 @@ def _descriptor_views(key: PersistentGemmKey, p) -> tuple:
     views = {"a": ([p.K, p.M] if key.layout.value[0] == "c" else [p.M, p.K], p.lda),
              "b": ([p.K, p.N] if key.layout.value[1] == "r" else [p.N, p.K], p.ldb),
              "c": ([p.M, p.N], p.ldc)}
-    out = tuple((name[0], views[name[0]][0], [views[name[0]][1], 1], list(block))
-                for name, (_, block) in _descriptor_blocks(key).items())
-    for t, shape, strides, block in out:
-        check_descriptor(shape, strides, block, (out_type(key) if t == "c" else key.dtype).itemsize)
-    return out
-
-
-def _host_descriptors(key: PersistentGemmKey, p, tensors: Mapping[str, Any]) -> tuple:
-    """The host descriptors of :func:`_descriptor_blocks` over the launch's tensors, whose data
-    pointers are the matrices' first elements (the GEMM op's tensor checks, staging and the
-    pointwise-convolution views all guarantee it)."""
-    return tuple(host_descriptor(tensors[t], shape, strides, block) for t, shape, strides, block in _descriptor_views(key, p))
+    return checked_views((name[0], views[name[0]][0], [views[name[0]][1], 1], block,
+                          (out_type(key) if name[0] == "c" else key.dtype).itemsize)
+                         for name, (_, block) in _descriptor_blocks(key).items())
 
 
 class PersistentGemm(TmaGemm):
@@ -201,7 +192,9 @@ class PersistentGemm(TmaGemm):
         if key.stream_k:
             return fixup_args(core, tensors, "partials", (programs, dp_tiles(tiles(key, p), programs)))
         *args, upcast = core
-        descs = _host_descriptors(key, p, tensors) if key.host_descriptors else ()
+        # The tensors' data pointers are the matrices' first elements: the GEMM op's tensor
+        # checks, staging and the pointwise-convolution views all guarantee it.
+        descs = host_descriptors(_descriptor_views(key, p), tensors) if key.host_descriptors else ()
         if key.tail_split:
             return (*args, programs, self._whole_wave_tiles(key, p), *descs, upcast)
         return (*args, programs, *descs, upcast)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from ckcore import Registry, Settings
-from ckcore.testing import assert_matches_reference
+from ckcore.testing import assert_matches_reference, kernel_parameters
 from ck_plugin_gemm.persistent import PersistentGemmKey
 
 LAYOUTS = ["rcr", "rrr", "crr", "ccr"]
@@ -258,8 +258,7 @@ def test_host_descriptors_rule_matches_the_template(layout, epilogue, ws, host):
     assert key.host_descriptors is host
     src = render(fam, key, load("sm_90"))
     assert ("make_tensor_descriptor" not in src) is host
-    header = src[src.index(f"def {key.name}("):].split(")")[0]
-    params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].split(",")]
+    params = kernel_parameters(src, key.name)
     assert params == list(fam.signature(key))
     assert all(t.startswith("tensordesc<bf16[") for n, t in fam.signature(key).items() if n.endswith("_hd")) and \
         (("a_hd" in params) is host)
@@ -286,8 +285,7 @@ def test_host_descriptors_rule_matches_the_template_over_the_full_set():
             if fam.check(key, arch):
                 continue
             src = render(fam, key, arch)
-            header = src[src.index(f"def {key.name}("):].split(":\n")[0]
-            params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
+            params = kernel_parameters(src, key.name)
             assert params == list(fam.signature(key)), key.name
             assert ("a_hd" in params) is key.host_descriptors is ("make_tensor_descriptor" not in src), key.name
             seen.add(key.host_descriptors)

@@ -32,7 +32,7 @@ import attrs
 from ckcore import DType, KernelFamily, KeyBase
 from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
-from ckcore.tma import check_descriptor, host_descriptor
+from ckcore.tma import checked_views, host_descriptors
 
 from . import rules
 from .family import (MAX_UNSPLIT_REDUCTION, grid_reason, int32_reason, mma_tile_reasons, split_reason,
@@ -139,10 +139,7 @@ def _views_of(family, key, p: ConvProblem) -> tuple:
     """(tensor, shape, strides, block) of each of ``family``'s descriptors for ``key`` on ``p``,
     in parameter order (memoised: a launch only wraps the tensors)."""
     views = family._views(key, p)
-    out = tuple((t, views[n][0], views[n][1], list(block)) for n, (t, block) in family.descriptor_blocks(key).items())
-    for _, shape, strides, block in out:
-        check_descriptor(shape, strides, block, key.dtype.itemsize)
-    return out
+    return checked_views((t, *views[n], block, key.dtype.itemsize) for n, (t, block) in family.descriptor_blocks(key).items())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -272,7 +269,7 @@ class ConvTmaFamily(KernelFamily):
     def host_descriptors(self, key, p: ConvProblem, tensors: Mapping[str, Any]) -> tuple:
         """The descriptors of :meth:`descriptor_blocks` over the launch's tensors (their data
         pointers are the tensors' first elements: the op's tensor checks ensure it)."""
-        return tuple(host_descriptor(tensors[t], shape, strides, block) for t, shape, strides, block in _views_of(self, key, p))
+        return host_descriptors(_views_of(self, key, p), tensors)
 
     _ptr_names = ("src_ptr", "w_ptr", "dst_ptr")
 
@@ -415,8 +412,9 @@ class ConvTmaBwdWeight(ConvTmaFamily):
     def descriptor_blocks(self, key) -> dict[str, tuple[str, tuple[int, ...]]]:
         """``x_desc`` (x) in boxes [1, block_h, block_w, 1, block_n] and ``dy_desc`` (dy) in
         [1, block_h, block_w, 1, block_m], made on the host."""
-        return {"x_desc": ("x", (1, key.block_h, key.block_w, 1, key.block_n)),
-                "dy_desc": ("dy", (1, key.block_h, key.block_w, 1, key.block_m))}
+        x, dy, _ = self.tensors
+        return {"x_desc": (x, (1, key.block_h, key.block_w, 1, key.block_n)),
+                "dy_desc": (dy, (1, key.block_h, key.block_w, 1, key.block_m))}
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         """x [N·D, H, W, G, C/G] and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of :func:`geometry`)."""

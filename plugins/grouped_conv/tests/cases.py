@@ -34,3 +34,27 @@ SPECIAL = {
     "conv1d_31": case(1, 1, 4, 4, 4, 40, 31, pad=15),
     "conv3d_dw": case(3, 1, 4, 4, 4, (4, 5, 6), 3, pad=1),
 }
+
+
+# The GPU tests' cases (test_conv_gpu.py; benchmarks/conv_tma_check.py runs the TMA families on them).
+# Larger problems that reach the aligned, merged and split-K instances.
+GPU_CASES = {
+    "resnext_like": case(2, 4, 32, 128, 128, (14, 14), 3, pad=1),
+    # TMA merged groups: 16 channels per group (2 groups of a 32-channel box), patches cut off.
+    "resnext_cg16": case(2, 2, 8, 128, 128, (17, 18), 3, pad=1),
+    "regnet_like": case(2, 2, 6, 240, 240, (14, 14), 3, pad=1),
+    "dense_3x3": case(2, 8, 1, 64, 64, (16, 16), 3, pad=1),
+    "dense_s2": case(2, 8, 1, 64, 128, (17, 17), 3, stride=2, pad=1),
+    "conv3d": case(3, 2, 1, 32, 32, (6, 10, 10), 3, pad=1),
+    "wgrad_long": case(2, 16, 2, 64, 64, (28, 28), 3, pad=1),
+    # TMA families: 1x1 folded into one row, and 1-D groups of 48 channels with a 9-tap filter.
+    "pointwise": case(2, 4, 1, 64, 96, (10, 12), 1),
+    "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
+    # A first layer (C = 3, K = 64, 7x7 stride 2): flat, a16k, i32 and generic instances.
+    "first_layer": case(2, 4, 1, 3, 64, (33, 31), 7, stride=2, pad=3),
+    # Stems the filter-row families serve: a 3-D one (windows of 21) and a 1-D audio one (C = 1).
+    "first_layer_3d": case(3, 2, 1, 3, 64, (5, 20, 18), (3, 7, 7), stride=(1, 2, 2), pad=(1, 3, 3)),
+    "first_layer_1d": case(1, 2, 1, 1, 64, 400, 10, stride=5),
+    # Even W·C and str_w·C: the filter-row kernels load windows in pairs (derived twins).
+    "first_layer_pairs": case(2, 4, 1, 3, 64, (33, 32), 7, stride=2, pad=3),
+}

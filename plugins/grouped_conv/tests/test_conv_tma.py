@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from ckcore.testing import assert_matches_reference
+from ckcore.testing import assert_matches_reference, kernel_parameters
 
 from cases import case, layout
 
@@ -229,8 +229,7 @@ def test_every_tma_kernel_takes_host_descriptors_in_its_signature_order():
                 continue
             fam = reg.family(inst)
             src = render(fam, inst.key, reg.arch)
-            header = src[src.index(f"def {inst.name}("):].split(":\n")[0]
-            params = [a.strip().split(":")[0] for a in header.split("(", 1)[1].rsplit(")", 1)[0].split(",")]
+            params = kernel_parameters(src, inst.name)
             sig = fam.signature(inst.key)
             assert params == list(sig), inst.name
             assert "make_tensor_descriptor" not in src, inst.name
