@@ -4,7 +4,8 @@
 a check of the TMA kernels alone, cheaper than the conv GPU tests (which build every default
 instance of the three ops first). The cases are the GPU tests' (``plugins/grouped_conv/tests``)
 that reach the TMA families: merged groups, 1x1 folded into one row, 1-D and 3-D, padding cut
-off by TMA's zero fill; fp16, bf16 and fp32, channels-last.
+off by TMA's zero fill, strides above 1 (forward, backward-weight); fp16, bf16 and fp32,
+channels-last.
 
 usage: python3 benchmarks/conv_tma_check.py [--cases resnext_cg16,pointwise,...]
 Prints one line per (op, case, dtype) and a summary; exits 1 if any instance failed.
@@ -23,7 +24,8 @@ from ckcore.measure import validate  # noqa: E402
 
 # The GPU tests' cases that reach the TMA families.
 CASES = {name: GPU_CASES[name] for name in ("resnext_like", "resnext_cg16", "regnet_like", "dense_3x3", "conv3d",
-                                            "pointwise", "conv1d_groups48", "wgrad_long")}
+                                            "pointwise", "conv1d_groups48", "wgrad_long", "tma_s2", "tma_pointwise_s2",
+                                            "tma_groups_s2", "tma_3d_s2", "tma_1d_s2")}
 OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
 
 

@@ -164,8 +164,9 @@ _TMA_WGRAD = [(4, 32, 64, 64, 4, 3, 4), (1, 128, 64, 64, 4, 3, 16), (8, 16, 64, 
 
 def tma_set(family, arch: ArchSpec, full: bool) -> list:
     """The TMA family's instances valid on ``arch``. Forward and backward-data: :data:`_TMA`,
-    :data:`_TMA_SPLIT` split 2 and 4 ways, and the merged-group :data:`_TMA_MERGED`, per dtype (fp32 with a 32-wide reduction step: 128
-    bytes), and with ``full`` every patch ×
+    :data:`_TMA_SPLIT` split 2 and 4 ways, and the merged-group :data:`_TMA_MERGED`, per dtype
+    (fp32 with a 32-wide reduction step: 128 bytes); forward also :data:`_TMA`'s ``phases``
+    twins for strides above 1; and with ``full`` every patch ×
     (64, 128, 256) channels × 4 or 8 warps × 3 or 4 stages. Backward-weight: :data:`_TMA_WGRAD`
     (``full`` adds splits 1 and 256)."""
     keys = []
@@ -189,6 +190,10 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
         for bh, bw, bn, bk, w, s, split in cfgs:
             add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize, num_warps=w,
                 num_stages=s, split_k=split)
+        if family.direction == "fwd":  # the twins for strides above 1 (row phases) of the unsplit configurations
+            for bh, bw, bn, bk, w, s in _TMA:
+                add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk * 2 // dtype.itemsize, num_warps=w,
+                    num_stages=s, phases=True)
         for bh, bw, bn, bk, w, s, gpb in _TMA_MERGED:  # 32 channels whatever the dtype: 4-16 per group
             add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk, num_warps=w, num_stages=s,
                 groups_per_block=gpb)

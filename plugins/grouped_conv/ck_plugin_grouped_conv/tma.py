@@ -1,6 +1,7 @@
-"""The TMA implicit-GEMM families (sm_90) for stride-1, channels-last problems:
-``conv_tma_fwd`` and ``conv_tma_bwd_data`` (template ``conv_tma.py.j2``) and
-``conv_tma_bwd_weight`` (``conv_tma_bwd_weight.py.j2``).
+"""The TMA implicit-GEMM families (sm_90) for channels-last problems: ``conv_tma_fwd`` and
+``conv_tma_bwd_data`` (template ``conv_tma.py.j2``) and ``conv_tma_bwd_weight``
+(``conv_tma_bwd_weight.py.j2``). Backward-data takes stride 1; forward (its ``phases`` kernels)
+and backward-weight take strides above 1 by reading the input's row phases (:func:`source_view`).
 
 A forward / backward-data program computes a ``block_h × block_w`` patch of output pixels (one
 image row of depth) by ``block_n`` channels of one group. The activation is a 5-D TMA descriptor
@@ -55,7 +56,7 @@ class _TmaTraits:
 
 @attrs.frozen(kw_only=True)
 class ConvTmaKey(_TmaTraits, KeyBase):
-    """One TMA convolution kernel (channels-last, stride 1).
+    """One TMA forward or backward-data convolution kernel (channels-last).
 
     :ivar dtype: element type of every tensor (fp32 runs on tensor cores as tf32).
     :ivar block_h, block_w: the output-pixel patch of a program (rows of the implicit GEMM:
@@ -71,6 +72,11 @@ class ConvTmaKey(_TmaTraits, KeyBase):
         consecutive groups are one TMA box (``gpb · C/G`` reduction channels, at most
         ``block_k``), and the filter tile is block-diagonal, gathered with pointers (a group's
         outputs see only its own inputs). One reduction step per tap and one column tile.
+    :ivar phases: forward only (``_ph`` in the name): the kernel for strides above 1, which reads
+        each tap's pixels from the input's row phases (:func:`source_view`); its twin without
+        it serves stride 1. The phase arithmetic in the reduction loop cost the stride-1 kernels
+        14-16% on ResNet-50's dense 3×3 rows (one H100, ``docs/performance.md``), hence two
+        kernels rather than one.
     """
 
     direction: ClassVar[str] = ""
@@ -83,6 +89,7 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     num_stages: int = attrs.field(default=3, validator=int_in(1, 8))
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 64))
+    phases: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     unit_stride: ClassVar[bool] = True  # backward-data's stride-1 flag, read by the rules
 
@@ -95,7 +102,7 @@ class ConvTmaKey(_TmaTraits, KeyBase):
     def name(self) -> str:
         return (f"conv_tma_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
                 f"x{self.block_k}_w{self.num_warps}_s{self.num_stages}" + (f"_k{self.split_k}" if self.split_k > 1 else "")
-                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else "") + ("_ph" if self.phases else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -112,17 +119,21 @@ class ConvTmaBwdDataKey(ConvTmaKey):
 def geometry(direction: str, p: ConvProblem) -> dict[str, int]:
     """Kernel integer arguments by name: the source descriptor (x, or dy) [N·D, H, W, G, RED],
     the destination (y, or dx) [N·D_dst, H_dst, W_dst, G, COLS], filter sizes, padding,
-    dilation, and the row / h / w strides (elements) of both. A 1×1 unpadded filter folds
-    N·D·H·W into W (size-1 dimensions get the w stride, which TMA accepts). Backward-weight reads
-    x and dy, which have the forward's x and y geometry."""
+    dilation, convolution strides (``str_*``; backward-data: 1), the row / h / w strides
+    (elements) of both, and ``group_dim``: 1 where the source descriptor's fourth dimension is the
+    group, 0 where it is the row phase of a height or width stride above 1 (:func:`source_view`).
+    A 1×1 unpadded unit-stride filter folds N·D·H·W into W (size-1 dimensions get the w stride,
+    which TMA accepts). Backward-weight reads x and dy, which have the forward's x and y geometry."""
     d3 = p.as_3d()
     (D, H, W), (Do, Ho, Wo) = d3["spatial"], d3["out"]
     red, cols = (p.Kg, p.Cg) if direction == "bwd_data" else (p.Cg, p.Kg)
     if direction == "bwd_data":
         (D, H, W), (Do, Ho, Wo) = (Do, Ho, Wo), (D, H, W)
     s_w, d_w = p.G * red, p.G * cols
-    out = {"G": p.G, "RED": red, "COLS": cols, "s_w": s_w, "d_w": d_w}
-    if all(f == 1 for f in p.filter) and not any(p.pad):
+    (str_d, str_h, str_w) = d3["stride"] if direction != "bwd_data" else (1, 1, 1)
+    out = {"G": p.G, "RED": red, "COLS": cols, "s_w": s_w, "d_w": d_w, "str_d": str_d, "str_h": str_h,
+           "str_w": str_w, "group_dim": int(str_h == str_w == 1)}
+    if all(f == 1 for f in p.filter) and not any(p.pad) and all(s == 1 for s in p.stride):
         out.update(ND_src=1, D=1, H=1, W=p.N * D * H * W, ND_dst=1, D_dst=1, H_dst=1, W_dst=p.N * Do * Ho * Wo,
                    s_row=s_w, s_h=s_w, d_row=d_w, d_h=d_w)
     else:
@@ -150,7 +161,31 @@ def _int_args(direction: str, p: ConvProblem) -> tuple[int, ...]:
 
 
 _ARGS = ("ND_src", "D", "H", "W", "G", "RED", "ND_dst", "D_dst", "H_dst", "W_dst", "COLS", "Z", "Y", "X",
-         "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w", "s_row", "s_h", "s_w", "d_row", "d_h", "d_w")
+         "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w", "str_d", "str_h", "str_w", "group_dim",
+         "s_row", "s_h", "s_w", "d_row", "d_h", "d_w")
+
+
+def source_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[int], list[int]]:
+    """(shape, strides) in elements of the source activation's descriptor (x: forward and
+    backward-weight; dy: backward-data), boxes [1, block_h, block_w, 1, channels], from
+    :func:`geometry` ``g``:
+
+    - unit height and width strides: [N·D, H, W, G / gpb, gpb · RED], the group its own
+      dimension (a partial channel box never reads the next group's channels);
+    - a height or width stride s_h, s_w above 1 (forward, backward-weight): the input split into
+      row phases, [N·D, H / s_h, W / s_w, s_h, s_w · C] with strides [row, s_h · h, s_w · w, h, 1]:
+      input pixel (s_h·i + a, s_w·j + b) at (i, j, a, b · C + channel). A tap's pixels for
+      output rows oh0... are then one box at (oh0 + q_h, ow0 + q_w, a, b · C + g · RED + c0),
+      where fy·dil - pad = q_h·s_h + a (``conv_tma.py.j2``); TMA's zero fill outside
+      [0, H / s_h) is the padding. Needs H % s_h == W % s_w == 0 (no phase row beyond the
+      image) and RED a multiple of the channel box (a box never reaches the next phase's or
+      group's channels): :meth:`ConvTmaFamily._stride_reason`."""
+    if g["group_dim"]:
+        return ([g["ND_src"], g["H"], g["W"], groups // gpb, gpb * g["RED"]],
+                [g["s_row"], g["s_h"], g["s_w"], gpb * g["RED"], 1])
+    sh, sw = g["str_h"], g["str_w"]
+    return ([g["ND_src"], g["H"] // sh, g["W"] // sw, sh, sw * g["s_w"]],
+            [g["s_row"], sh * g["s_h"], sw * g["s_w"], g["s_h"], 1])
 
 
 class ConvTmaFamily(KernelFamily):
@@ -182,6 +217,8 @@ class ConvTmaFamily(KernelFamily):
         if key.groups_per_block > 1 and key.split_k > 1:
             reasons.append(f"groups_per_block {key.groups_per_block} with split_k {key.split_k}: merged groups take "
                            "one reduction step per tap, too few to split")
+        if key.phases and (self.direction != "fwd" or key.groups_per_block > 1):
+            reasons.append("phases: forward kernels with one group per program only (backward-data takes stride 1)")
         return reasons
 
     def bucket(self, key: ConvTmaKey):
@@ -194,8 +231,9 @@ class ConvTmaFamily(KernelFamily):
             return f"dtype {key.dtype.value} != {p.dtype.value}"
         if not p.layout.channels_last:
             return f"TMA kernels are channels-last, layout {p.layout.value}"
-        if any(s != 1 for s in p.stride):
-            return f"TMA kernels need stride 1 (stride {list(p.stride)})"
+        why = self._stride_reason(key, p)
+        if why:
+            return why
         if p.ptr_align != 16:
             return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
         item, gpb = p.dtype.itemsize, key.groups_per_block
@@ -209,6 +247,31 @@ class ConvTmaFamily(KernelFamily):
                         f"({field}={getattr(p, field)}{f', groups_per_block={gpb}' if gpb > 1 else ''}: a descriptor stride)")
         return (int32_reason(p, "32-bit TMA coordinates") or grid_reason(self.grid(key, p))
                 or self._split_reason(key, p))
+
+    def _stride_reason(self, key, p: ConvProblem) -> str | None:
+        """Backward-data takes stride 1; so do the forward kernels without ``phases``, and those
+        with it take only strides above 1. Forward (``phases``: one group per program) and
+        backward-weight take any depth stride, and height / width strides above 1 through the
+        row-phase view of :func:`source_view`: H and W multiples of their strides, and C/G a
+        multiple of the channel box (``block_k``; backward-weight ``block_n``)."""
+        unit = all(s == 1 for s in p.stride)
+        if self.direction == "bwd_data" or (self.direction == "fwd" and not key.phases):
+            if unit:
+                return None
+            twin = " (the `_ph` kernels serve strides above 1)" if self.direction == "fwd" else ""
+            return f"TMA kernels need stride 1 (stride {list(p.stride)}){twin}"
+        if self.direction == "fwd" and unit:
+            return "phases (`_ph`) kernels serve strides above 1; their twins without it serve stride 1"
+        g = geometry(self.direction, p)
+        if g["group_dim"]:
+            return None
+        box = key.block_n if self.direction == "bwd_weight" else key.block_k
+        if g["H"] % g["str_h"] or g["W"] % g["str_w"]:
+            return (f"a height / width stride above 1 needs input sizes divisible by it "
+                    f"(H={g['H']}, W={g['W']}, stride {list(p.stride)})")
+        if g["RED"] % box:
+            return f"a height / width stride above 1 needs C/G={g['RED']} a multiple of the channel box {box}"
+        return None
 
     def _merged_reason(self, key: ConvTmaKey, p: ConvProblem) -> str | None:
         """Why merged groups (``groups_per_block`` > 1) cannot serve ``p``: G not a multiple of
@@ -261,7 +324,7 @@ class ConvTmaFamily(KernelFamily):
         :func:`geometry`), the filter [G, K/G, taps, C/G] (backward-data: [G, C/G, taps, K/G])."""
         g, gpb = geometry(self.direction, p), key.groups_per_block
         red, cols, taps = g["RED"], g["COLS"], p.taps
-        return {"src": ([g["ND_src"], g["H"], g["W"], p.G // gpb, gpb * red], [g["s_row"], g["s_h"], g["s_w"], gpb * red, 1]),
+        return {"src": source_view(g, p.G, gpb),
                 "filt": ([p.G, cols, taps, red] if self.direction == "fwd" else [p.G, red, taps, cols],
                          [cols * taps * red, taps * red, red, 1] if self.direction == "fwd" else [red * taps * cols, taps * cols, cols, 1]),
                 "dst": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G // gpb, gpb * cols], [g["d_row"], g["d_h"], g["d_w"], gpb * cols, 1])}
@@ -355,7 +418,7 @@ class ConvTmaBwdData(ConvTmaFamily):
 
 @attrs.frozen(kw_only=True)
 class ConvTmaBwdWeightKey(_TmaTraits, KeyBase):
-    """One TMA backward-weight kernel (channels-last, stride 1).
+    """One TMA backward-weight kernel (channels-last, any stride: :func:`source_view`).
 
     :ivar block_h, block_w: the output-pixel patch one reduction step covers
         (``block_k = block_h · block_w`` pixels).
@@ -386,7 +449,7 @@ class ConvTmaBwdWeightKey(_TmaTraits, KeyBase):
 
 
 class ConvTmaBwdWeight(ConvTmaFamily):
-    """Backward-weight through TMA (stride 1): per tap, rows output channels, columns input
+    """Backward-weight through TMA: per tap, rows output channels, columns input
     channels, reduction output pixels in patches, optionally split over ``split_k`` programs."""
 
     name = "conv_tma_bwd_weight"
@@ -419,7 +482,7 @@ class ConvTmaBwdWeight(ConvTmaFamily):
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         """x [N·D, H, W, G, C/G] and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of :func:`geometry`)."""
         g = geometry(self.direction, p)
-        return {"x_desc": ([g["ND_src"], g["H"], g["W"], p.G, g["RED"]], [g["s_row"], g["s_h"], g["s_w"], g["RED"], 1]),
+        return {"x_desc": source_view(g, p.G),
                 "dy_desc": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G, g["COLS"]], [g["d_row"], g["d_h"], g["d_w"], g["COLS"], 1])}
 
     def _split_reason(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:

@@ -50,6 +50,13 @@ GPU_CASES = {
     # TMA families: 1x1 folded into one row, and 1-D groups of 48 channels with a 9-tap filter.
     "pointwise": case(2, 4, 1, 64, 96, (10, 12), 1),
     "conv1d_groups48": case(1, 4, 4, 192, 192, 50, 9, pad=4),
+    # TMA forward and backward-weight with strides above 1 (row-phase descriptors): 3x3 and 1x1 stride 2,
+    # two groups of 64 channels with dilation, a 3-D one with strides (2, 2, 3), and a 1-D one.
+    "tma_s2": case(2, 8, 1, 64, 128, (16, 16), 3, stride=2, pad=1),
+    "tma_pointwise_s2": case(2, 4, 1, 128, 64, (14, 12), 1, stride=2),
+    "tma_groups_s2": case(2, 2, 2, 128, 128, (12, 12), 3, stride=2, pad=2, dilation=2),
+    "tma_3d_s2": case(3, 2, 1, 64, 64, (4, 8, 9), 3, stride=(2, 2, 3), pad=1),
+    "tma_1d_s2": case(1, 4, 1, 64, 64, 50, 5, stride=2, pad=2),
     # A first layer (C = 3, K = 64, 7x7 stride 2): flat, a16k, i32 and generic instances.
     "first_layer": case(2, 4, 1, 3, 64, (33, 31), 7, stride=2, pad=3),
     # Stems the filter-row families serve: a 3-D one (windows of 21) and a 1-D audio one (C = 1).

@@ -1,7 +1,7 @@
 """The TMA families (``conv_tma_fwd``, ``conv_tma_bwd_data``, ``conv_tma_bwd_weight``) in Triton's interpreter against the
 NumPy float64 reference: 1D/2D/3D, every dtype, groups whose channels are not a multiple of the
 tile, padding (zero-filled by TMA, negative coordinates included), dilation, depth taps outside
-the input, the folded 1×1 path, and the problems they must refuse."""
+the input, the folded 1×1 path, strides above 1 (forward, backward-weight), and the problems they must refuse."""
 
 import math
 
@@ -25,11 +25,12 @@ CASES = {
 }
 
 
-def _tma_instances(reg, op, dtype, merged=False):
+def _tma_instances(reg, op, dtype, merged=False, phases=False):
     """The default TMA instances of ``op`` in ``dtype``: one group per program, or (``merged``)
-    several."""
+    several; forward: the stride-1 kernels, or (``phases``) their twins for strides above 1."""
     return sorted((i for i in reg.of_op(op) if i.family.startswith("conv_tma") and i.key.dtype.value == dtype
-                   and (i.key.groups_per_block > 1) == merged), key=lambda i: i.name)
+                   and (i.key.groups_per_block > 1) == merged and getattr(i.key, "phases", False) == phases),
+                  key=lambda i: i.name)
 
 
 @pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
@@ -125,7 +126,6 @@ def test_tma_backward_weight_refuses_more_splits_than_patches(reg):
 
 @pytest.mark.parametrize("op", TMA_OPS + ("grouped_conv_bwd_weight",))
 @pytest.mark.parametrize("fields,dtype,layout_cl,expected", [
-    (case(2, 1, 1, 16, 16, (8, 8), 3, stride=2, pad=1), "bf16", True, "stride 1"),
     (case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), "bf16", False, "channels-last"),
     (case(2, 1, 2, 12, 16, (8, 8), 3, pad=1), "bf16", True, "Cg * 2 B % 16"),   # C/G = 6
     (case(2, 1, 2, 16, 12, (8, 8), 3, pad=1), "bf16", True, "Kg * 2 B % 16"),   # K/G = 6
@@ -136,6 +136,83 @@ def test_tma_refusals_name_the_reason(reg, op, fields, dtype, layout_cl, expecte
     inst = _tma_instances(reg, op, "bf16")[0]
     why = reg.family(inst).supports(inst.key, p)
     assert why is not None and expected in why, why
+
+
+# Strides above 1: backward-data takes none; forward and backward-weight read the input's row
+# phases, which need H, W divisible by the strides, C/G a multiple of the channel box (64 for
+# these bf16 keys: forward block_k, backward-weight block_n) and one group per program.
+STRIDED_REFUSALS = [
+    ("grouped_conv_bwd_data", case(2, 1, 1, 64, 64, (8, 8), 3, stride=2, pad=1), "need stride 1"),
+    ("grouped_conv_fwd", case(2, 1, 1, 64, 64, (8, 8), 3, pad=1), "serve strides above 1; their twins"),
+    ("grouped_conv_fwd", case(2, 1, 1, 64, 64, (9, 8), 3, stride=2, pad=1), "input sizes divisible by it (H=9, W=8"),
+    ("grouped_conv_bwd_weight", case(1, 4, 1, 64, 64, 33, 3, stride=2, pad=1), "input sizes divisible by it (H=1, W=33"),
+    ("grouped_conv_fwd", case(2, 1, 2, 96, 64, (8, 8), 3, stride=2, pad=1), "C/G=48 a multiple of the channel box 64"),
+    ("grouped_conv_bwd_weight", case(2, 1, 1, 32, 64, (8, 8), 3, stride=(1, 2), pad=1), "C/G=32 a multiple of the channel box 64"),
+]
+
+
+@pytest.mark.parametrize("op,fields,expected", STRIDED_REFUSALS)
+def test_tma_strided_refusals_name_the_reason(reg, op, fields, expected):
+    p = reg.problem(op, **fields, dtype="bf16", layout=layout(fields["ndim"], True))
+    insts = _tma_instances(reg, op, "bf16", phases=op == "grouped_conv_fwd")
+    inst = next(i for i in insts if (i.key.block_n if op.endswith("weight") else i.key.block_k) == 64)
+    why = reg.family(inst).supports(inst.key, p)
+    assert why is not None and expected in why, why
+
+
+def test_tma_forward_stride_1_kernels_refuse_strides(reg):
+    """Forward: the kernels without ``phases`` take stride 1 only and name their `_ph` twins;
+    the twins exist for every unsplit one-group configuration."""
+    p = reg.problem("grouped_conv_fwd", **case(2, 1, 1, 64, 64, (8, 8), 3, stride=2, pad=1), dtype="bf16", layout="nhwgc")
+    plain = [i for i in _tma_instances(reg, "grouped_conv_fwd", "bf16") if i.key.split_k == 1]
+    assert all("the `_ph` kernels serve strides above 1" in reg.family(i).supports(i.key, p) for i in plain)
+    twins = {i.name for i in _tma_instances(reg, "grouped_conv_fwd", "bf16", phases=True)}
+    assert twins == {i.name + "_ph" for i in plain}
+
+
+def test_tma_merged_groups_refuse_strides(reg):
+    p = reg.problem("grouped_conv_fwd", **case(2, 1, 8, 32, 32, (8, 8), 3, stride=2, pad=1), dtype="bf16", layout="nhwgc")
+    inst = next(i for i in _tma_instances(reg, "grouped_conv_fwd", "bf16", merged=True))
+    assert "need stride 1" in reg.family(inst).supports(inst.key, p)
+
+
+# Strides above 1 through the row-phase view (forward and backward-weight): every dtype, 3x3 and
+# 1x1, dilation with padding beyond a phase's first row, groups, a 3-D stride per dimension, 1-D.
+STRIDED_CASES = {
+    "dense_s2": case(2, 2, 1, 64, 32, (8, 10), 3, stride=2, pad=1),
+    "pointwise_s2": case(2, 2, 1, 64, 48, (8, 6), 1, stride=2),
+    "groups_s2_dilated": case(2, 1, 2, 128, 32, (12, 8), 3, stride=2, pad=2, dilation=2),
+    "conv1d_s2": case(1, 8, 1, 64, 32, 64, 5, stride=2, pad=2),
+    "conv3d_s232": case(3, 1, 1, 64, 16, (4, 6, 6), 3, stride=(2, 3, 2), pad=1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "bf16", "fp32"])
+@pytest.mark.parametrize("name", sorted(STRIDED_CASES))
+@pytest.mark.parametrize("op", ("grouped_conv_fwd", "grouped_conv_bwd_weight"))
+def test_tma_strided_matches_reference(reg, op, name, dtype):
+    """Two supporting instances per case (the interpreter is slow); the TMA box of each tap
+    reads the tap's row phase, zero-filled outside it."""
+    fields = STRIDED_CASES[name]
+    p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    insts = [i for i in _tma_instances(reg, op, dtype, phases=op == "grouped_conv_fwd") if reg.family(i).supports(i.key, p) is None]
+    assert insts, f"no TMA instance serves {name}"
+    for n, inst in enumerate(insts[:2]):
+        assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=40 + n)
+
+
+def test_tma_strided_source_descriptor(reg):
+    """A height / width stride above 1: x viewed as its row phases [N·D, H / 2, W / 2, 2, 2·C]
+    with strides [row, 2·h, 2·w, h, 1]; the 1×1 strided filter is not folded into one row."""
+    import torch
+
+    p = reg.problem("grouped_conv_fwd", **case(2, 2, 1, 64, 32, (8, 6), 1, stride=2), dtype="fp16", layout="nhwgc")
+    t = {n: torch.zeros(1, dtype=torch.float16) for n in ("x", "w", "y")}
+    inst = _tma_instances(reg, "grouped_conv_fwd", "fp16", phases=True)[0]
+    fam = reg.family(inst)
+    d = dict(zip(fam.descriptor_blocks(inst.key), fam.host_descriptors(inst.key, p, t)))
+    assert (d["src"].shape, d["src"].strides) == ([2, 4, 3, 2, 128], [8 * 6 * 64, 2 * 6 * 64, 2 * 64, 6 * 64, 1])
+    assert d["dst"].shape == [2, 4, 3, 1, 32]
 
 
 def test_tma_misaligned_pointers_are_refused(reg):
