@@ -32,7 +32,8 @@ def problem_for(reg, inst):
     """A small problem ``inst`` supports: block-sized channel counts, a partial last block of
     groups where alignment allows it, stride 2 unless the instance assumes stride 1, enough
     output pixels for every split of a backward-weight instance (a forward or backward-data
-    split divides the 3×3 filter's taps, at stride 1)."""
+    split divides the 3×3 filter's taps, at stride 1); the TMA forward ``phases`` kernels get
+    stride 2 with C/G one channel box."""
     k = inst.key
     gpb, a16, a16k = k.groups_per_block, k.access.value == "a16", k.access.value == "a16k"
     rows_c, cols_c = (k.block_n, k.block_k) if k.direction == "fwd" else \
@@ -49,7 +50,9 @@ def problem_for(reg, inst):
     split = getattr(k, "split_k", 1)
     # Aligned channels-first instances need 16-divisible spatial strides (of y at least).
     cf16 = (a16 or a16k) and not k.channels_last
-    if split > 1 and k.direction == "bwd_weight":  # at least split blocks of output pixels
+    if getattr(k, "phases", False):  # TMA forward for strides above 1: C/G one channel box, even sizes
+        fields = case(2, 2, 1, k.block_k, 32, (8, 6), 3, stride=2, pad=1)
+    elif split > 1 and k.direction == "bwd_weight":  # at least split blocks of output pixels
         side = int((split * k.block_k) ** 0.5) + 1
         side = -(-side // 16) * 16 if cf16 else side
         fields = case(2, 1, G, G * Cg, G * Kg, (side, side), 1)
