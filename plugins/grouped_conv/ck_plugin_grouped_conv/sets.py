@@ -132,7 +132,7 @@ def full_set(family, arch: ArchSpec) -> list:
     return _valid(family, arch, full=True)
 
 
-# TMA families (stride 1, channels-last): (block_h, block_w, block_n, block_k, num_warps, num_stages).
+# TMA families (channels-last): (block_h, block_w, block_n, block_k, num_warps, num_stages).
 # The eight configs that reached 0.99 of the best of 16 (geomean, minimum 0.86) on the 19 stride-1
 # suite rows with C/G, K/G >= 16, forward and backward-data, on an H200
 # (benchmarks/results/conv_tma_probe_h200.jsonl).

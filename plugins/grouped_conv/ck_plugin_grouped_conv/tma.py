@@ -4,18 +4,20 @@
 and backward-weight take strides above 1 by reading the input's row phases (:func:`source_view`).
 
 A forward / backward-data program computes a ``block_h × block_w`` patch of output pixels (one
-image row of depth) by ``block_n`` channels of one group. The activation is a 5-D TMA descriptor
-[N·D, H, W, G, RED] (RED: reduction channels per group), so each filter tap is one box load
-shifted by the tap, its padding zero-filled by TMA, and a group's channels never bleed into the
-next group's (the group is its own descriptor dimension): C/G need not be a multiple of the tile.
+image row of depth) by ``block_n`` channels of one group. With unit height and width strides the
+activation is a 5-D TMA descriptor [N·D, H, W, G, RED] (RED: reduction channels per group), so
+each filter tap is one box load shifted by the tap, its padding zero-filled by TMA, and a group's
+channels never bleed into the next group's (the group is its own descriptor dimension): C/G need
+not be a multiple of the tile. With a height or width stride above 1 it is the input's row phases
+(:func:`source_view`), and C/G must be a multiple of the channel box.
 Backward-data with stride 1 is the forward convolution of dy with the filter mirrored.
 Backward-weight reduces over patches of output pixels (dy and the x patch shifted by the tap),
-split over programs with a deterministic workspace reduction. A 1×1 filter without padding folds
-N·D·H·W into one row, so tiles never straddle image rows.
+split over programs with a deterministic workspace reduction. A 1×1 unit-stride filter without
+padding folds N·D·H·W into one row, so tiles never straddle image rows.
 
 The descriptors are made on the host and passed by value (:meth:`ConvTmaFamily.descriptor_blocks`).
 Needs TMA, 16-byte aligned tensors and C/G, K/G multiples of 16 bytes (descriptor strides);
-32-bit coordinates. Other problems are left to the pointer families. Measured on an H200 against
+32-bit coordinates; for strides the rules of :meth:`ConvTmaFamily._stride_reason`. Other problems are left to the pointer families. Measured on an H200 against
 cuDNN (``docs/performance.md``, session 7): 0.7-2.2x cuDNN and 1.5-7x the pointer kernels on
 RegNet's 40-channel groups in all three directions; about the pointer kernels' speed on dense
 ResNet layers; slower than their merged groups on 16-32 channels per group, which selection
@@ -183,6 +185,7 @@ def source_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[i
     if g["group_dim"]:
         return ([g["ND_src"], g["H"], g["W"], groups // gpb, gpb * g["RED"]],
                 [g["s_row"], g["s_h"], g["s_w"], gpb * g["RED"], 1])
+    assert gpb == 1, "row phases take one group per program (ConvTmaFamily.check)"
     sh, sw = g["str_h"], g["str_w"]
     return ([g["ND_src"], g["H"] // sh, g["W"] // sw, sh, sw * g["s_w"]],
             [g["s_row"], sh * g["s_h"], sw * g["s_w"], g["s_h"], 1])
@@ -258,7 +261,7 @@ class ConvTmaFamily(KernelFamily):
         if self.direction == "bwd_data" or (self.direction == "fwd" and not key.phases):
             if unit:
                 return None
-            twin = " (the `_ph` kernels serve strides above 1)" if self.direction == "fwd" else ""
+            twin = " (one-group `_ph` kernels serve strides above 1)" if self.direction == "fwd" else ""
             return f"TMA kernels need stride 1 (stride {list(p.stride)}){twin}"
         if self.direction == "fwd" and unit:
             return "phases (`_ph`) kernels serve strides above 1; their twins without it serve stride 1"
@@ -320,7 +323,9 @@ class ConvTmaFamily(KernelFamily):
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         """(shape, strides) in elements of each descriptor of :meth:`descriptor_blocks`:
-        the activations [N·D, H, W, G / gpb, gpb · channels per group] (channels-last rows of
+        the source activation of :func:`source_view` ([N·D, H, W, G / gpb, gpb · channels per
+        group] at unit height and width strides, else the row phases), the destination
+        [N·D_dst, H_dst, W_dst, G / gpb, gpb · channels per group] (channels-last rows of
         :func:`geometry`), the filter [G, K/G, taps, C/G] (backward-data: [G, C/G, taps, K/G])."""
         g, gpb = geometry(self.direction, p), key.groups_per_block
         red, cols, taps = g["RED"], g["COLS"], p.taps
@@ -480,7 +485,9 @@ class ConvTmaBwdWeight(ConvTmaFamily):
                 "dy_desc": (dy, (1, key.block_h, key.block_w, 1, key.block_m))}
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
-        """x [N·D, H, W, G, C/G] and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of :func:`geometry`)."""
+        """x as :func:`source_view` describes it ([N·D, H, W, G, C/G], or its row phases with a
+        height or width stride above 1) and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of
+        :func:`geometry`)."""
         g = geometry(self.direction, p)
         return {"x_desc": source_view(g, p.G),
                 "dy_desc": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G, g["COLS"]], [g["d_row"], g["d_h"], g["d_w"], g["COLS"], 1])}

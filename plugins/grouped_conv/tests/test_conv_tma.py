@@ -165,7 +165,7 @@ def test_tma_forward_stride_1_kernels_refuse_strides(reg):
     the twins exist for every unsplit one-group configuration."""
     p = reg.problem("grouped_conv_fwd", **case(2, 1, 1, 64, 64, (8, 8), 3, stride=2, pad=1), dtype="bf16", layout="nhwgc")
     plain = [i for i in _tma_instances(reg, "grouped_conv_fwd", "bf16") if i.key.split_k == 1]
-    assert all("the `_ph` kernels serve strides above 1" in reg.family(i).supports(i.key, p) for i in plain)
+    assert all("one-group `_ph` kernels serve strides above 1" in reg.family(i).supports(i.key, p) for i in plain)
     twins = {i.name for i in _tma_instances(reg, "grouped_conv_fwd", "bf16", phases=True)}
     assert twins == {i.name + "_ph" for i in plain}
 
@@ -177,13 +177,18 @@ def test_tma_merged_groups_refuse_strides(reg):
 
 
 # Strides above 1 through the row-phase view (forward and backward-weight): every dtype, 3x3 and
-# 1x1, dilation with padding beyond a phase's first row, groups, a 3-D stride per dimension, 1-D.
+# 1x1, dilation with padding beyond a phase's first row, groups (phase (0, 0) only, and every
+# phase), a 3-D stride per dimension, a depth stride alone, 1-D.
 STRIDED_CASES = {
     "dense_s2": case(2, 2, 1, 64, 32, (8, 10), 3, stride=2, pad=1),
     "pointwise_s2": case(2, 2, 1, 64, 48, (8, 6), 1, stride=2),
     "groups_s2_dilated": case(2, 1, 2, 128, 32, (12, 8), 3, stride=2, pad=2, dilation=2),
     "conv1d_s2": case(1, 8, 1, 64, 32, 64, 5, stride=2, pad=2),
     "conv3d_s232": case(3, 1, 1, 64, 16, (4, 6, 6), 3, stride=(2, 3, 2), pad=1),
+    # Groups whose taps read phases other than (0, 0): the column phase times C, not C/G.
+    "groups_s2_phases": case(2, 4, 2, 128, 32, (8, 8), 3, stride=2, pad=1),
+    # A depth stride only: the group descriptor of stride 1, any C/G (40 with a 64-channel box).
+    "conv3d_depth_stride_cg40": case(3, 2, 2, 80, 32, (6, 5, 6), 3, stride=(2, 1, 1), pad=1),
 }
 
 
