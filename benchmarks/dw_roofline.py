@@ -34,6 +34,15 @@ def copy_gbps() -> float:
     return 2 * src.numel() / ms / 1e6
 
 
+def roofline(r: dict, copy_gbps: float, peak_tflops: float) -> tuple[float, float]:
+    """(roofline ms, minimum bytes) of a ``ckcore bench`` result row: max(minimum bytes / copy
+    bandwidth, FLOPs / peak), with the bench's own minimum bytes and FLOPs (``ckcore_gbps`` and
+    ``ckcore_tflops`` times ``ckcore_ms``)."""
+    flops = r["ckcore_tflops"] * r["ckcore_ms"] * 1e9
+    nbytes = r["ckcore_gbps"] * r["ckcore_ms"] * 1e6
+    return max(nbytes / copy_gbps / 1e6, flops / peak_tflops / 1e9), nbytes
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -50,16 +59,13 @@ def main():
         arch, name = arch_mod.detect()
     device = arch.device(name)
     bw = args.copy_gbps or copy_gbps()
-    fp32_peak = device.peak_tflops["fp32"] * 1e12
     rows = []
     for path in files:
         for line in open(path):
             r = json.loads(line)
             if r.get("kind") != "result" or r["problem"]["C"] != r["problem"]["G"]:
                 continue
-            flops = r["ckcore_tflops"] * r["ckcore_ms"] * 1e9
-            nbytes = r["ckcore_gbps"] * r["ckcore_ms"] * 1e6
-            roof_ms = max(nbytes / bw / 1e6, flops / fp32_peak * 1e3)
+            roof_ms, nbytes = roofline(r, bw, device.peak_tflops["fp32"])
             rows.append({"op": r["op"], "name": r["name"], "instance": r["instance"], "mbytes": nbytes / 1e6,
                          "ckcore_ms": r["ckcore_ms"], "torch_ms": r["torch_ms"], "speedup": r["speedup"],
                          "ckcore_gbps": r["ckcore_gbps"], "torch_gbps": r["torch_gbps"], "roofline_ms": roof_ms,

@@ -3,8 +3,8 @@
 For every grouped row (G > 1, C/G > 1) of ``ckcore bench`` result files: roofline time =
 max(minimum bytes / copy bandwidth, FLOPs / the arch's dense tensor-core peak for the dtype, from
 the arch specs), and cuDNN's time over it, the largest speedup over cuDNN that any kernel could
-reach on that row. Minimum bytes and FLOPs are the bench's own (``ckcore_gbps`` and
-``ckcore_tflops`` times ``ckcore_ms``: each tensor moved once, 2 FLOPs per multiply-add).
+reach on that row (``dw_roofline.roofline``: the bench's own minimum bytes and FLOPs, each tensor
+moved once, 2 FLOPs per multiply-add).
 
 usage: python benchmarks/grouped_bound.py --copy-gbps 2986 BENCH.jsonl [BENCH.jsonl ...]
 (2986 GB/s: the H100's copy bandwidth measured in the thirteenth session, ``docs/performance.md``)
@@ -15,6 +15,7 @@ import json
 import math
 
 from ckcore import arch as arch_mod
+from dw_roofline import roofline
 
 
 def main():
@@ -35,10 +36,8 @@ def main():
         print(f"{path}: {env.get('gpu', '?')}, copy {args.copy_gbps:.0f} GB/s")
         logs, now = [], []
         for r in grouped:
-            s = r["ckcore_ms"] * 1e-3
-            nbytes, flops = r["ckcore_gbps"] * 1e9 * s, r["ckcore_tflops"] * 1e12 * s
             dtype = "tf32" if r["problem"]["dtype"] == "fp32" else r["problem"]["dtype"]
-            roof_ms = max(nbytes / (args.copy_gbps * 1e9), flops / (device.peak_tflops[dtype] * 1e12)) * 1e3
+            roof_ms, _ = roofline(r, args.copy_gbps, device.peak_tflops[dtype])
             bound = r["torch_ms"] / roof_ms
             logs.append(math.log(bound))
             now.append(math.log(r["speedup"]))

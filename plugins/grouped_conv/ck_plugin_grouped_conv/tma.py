@@ -191,6 +191,14 @@ def source_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[i
             [g["s_row"], sh * g["s_h"], sw * g["s_w"], g["s_h"], 1])
 
 
+def dest_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[int], list[int]]:
+    """(shape, strides) in elements of the output-pixel activation's descriptor (y: forward; dx:
+    backward-data; dy: backward-weight) from :func:`geometry` ``g``: [N·D_dst, H_dst, W_dst,
+    G / gpb, gpb · COLS], boxes [1, block_h, block_w, 1, channels]."""
+    return ([g["ND_dst"], g["H_dst"], g["W_dst"], groups // gpb, gpb * g["COLS"]],
+            [g["d_row"], g["d_h"], g["d_w"], gpb * g["COLS"], 1])
+
+
 class ConvTmaFamily(KernelFamily):
     """Shared behaviour of the TMA families."""
 
@@ -324,15 +332,14 @@ class ConvTmaFamily(KernelFamily):
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         """(shape, strides) in elements of each descriptor of :meth:`descriptor_blocks`:
         the source activation of :func:`source_view` ([N·D, H, W, G / gpb, gpb · channels per
-        group] at unit height and width strides, else the row phases), the destination
-        [N·D_dst, H_dst, W_dst, G / gpb, gpb · channels per group] (channels-last rows of
-        :func:`geometry`), the filter [G, K/G, taps, C/G] (backward-data: [G, C/G, taps, K/G])."""
+        group] at unit height and width strides, else the row phases), the destination of
+        :func:`dest_view`, the filter [G, K/G, taps, C/G] (backward-data: [G, C/G, taps, K/G])."""
         g, gpb = geometry(self.direction, p), key.groups_per_block
         red, cols, taps = g["RED"], g["COLS"], p.taps
         return {"src": source_view(g, p.G, gpb),
                 "filt": ([p.G, cols, taps, red] if self.direction == "fwd" else [p.G, red, taps, cols],
                          [cols * taps * red, taps * red, red, 1] if self.direction == "fwd" else [red * taps * cols, taps * cols, cols, 1]),
-                "dst": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G // gpb, gpb * cols], [g["d_row"], g["d_h"], g["d_w"], gpb * cols, 1])}
+                "dst": dest_view(g, p.G, gpb)}
 
     def host_descriptors(self, key, p: ConvProblem, tensors: Mapping[str, Any]) -> tuple:
         """The descriptors of :meth:`descriptor_blocks` over the launch's tensors (their data
@@ -486,11 +493,10 @@ class ConvTmaBwdWeight(ConvTmaFamily):
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         """x as :func:`source_view` describes it ([N·D, H, W, G, C/G], or its row phases with a
-        height or width stride above 1) and dy [N·Do, Ho, Wo, G, K/G] (channels-last rows of
-        :func:`geometry`)."""
+        height or width stride above 1) and dy as :func:`dest_view` describes it."""
         g = geometry(self.direction, p)
         return {"x_desc": source_view(g, p.G),
-                "dy_desc": ([g["ND_dst"], g["H_dst"], g["W_dst"], p.G, g["COLS"]], [g["d_row"], g["d_h"], g["d_w"], g["COLS"], 1])}
+                "dy_desc": dest_view(g, p.G)}
 
     def _split_reason(self, key: ConvTmaBwdWeightKey, p: ConvProblem) -> str | None:
         """At most one split per pixel patch; without a split, at most
