@@ -47,6 +47,16 @@ def problem_tensors(spec, row: dict, device: str = "cuda"):
     return p, t
 
 
+def default_registry(op: str):
+    """(registry of the GPU here with ``op``'s default set declared, the op's spec), with
+    ``torch.backends.cudnn.benchmark`` on for the cuDNN baselines."""
+    torch.backends.cudnn.benchmark = True
+    arch, name = detect()
+    reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
+    reg.declare(op, "default")
+    return reg, reg.catalog.op(op)
+
+
 def named_rows(names, suite: str = "benchmarks/suites/conv.jsonl"):
     """The suite's rows whose name is in ``names``, in suite order."""
     want = set(names)

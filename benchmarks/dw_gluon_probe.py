@@ -108,9 +108,7 @@ ROWS = ("mbv2.dw32,mbv2.dw144,mbv2.dw192,mbv2.dw576,mbv2.dw960,effb0.dw5x5_240,c
 
 def main():
     from flush_probe import Flush, times_us
-    from conv_probe import named_rows, problem_tensors
-    from ckcore import Registry, Settings
-    from ckcore.arch import detect
+    from conv_probe import default_registry, named_rows, problem_tensors
     from ckcore.dispatch import launch
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default=ROWS)
@@ -119,11 +117,7 @@ def main():
     ap.add_argument("--bc", default="32,64")
     ap.add_argument("--warps", default="2,4")
     args = ap.parse_args()
-    torch.backends.cudnn.benchmark = True
-    arch, name = detect()
-    reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
-    reg.declare("grouped_conv_fwd", "default")
-    spec = reg.catalog.op("grouped_conv_fwd")
+    reg, spec = default_registry("grouped_conv_fwd")
     flush = Flush()
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16}
     ints = lambda s: [int(v) for v in s.split(",")]  # noqa: E731

@@ -29,7 +29,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from conv_probe import named_rows, problem_tensors  # noqa: E402
+from conv_probe import default_registry, named_rows, problem_tensors  # noqa: E402
 
 
 @triton.jit
@@ -80,14 +80,9 @@ def main():
     ap.add_argument("--rows", default="")
     ap.add_argument("--op", default="grouped_conv_fwd")
     args = ap.parse_args()
-    from ckcore import Registry, Settings
-    from ckcore.arch import detect
     from ckcore.dispatch import launch
-    torch.backends.cudnn.benchmark = True
-    arch, name = detect()
-    reg = Registry(arch.arch, settings=Settings.from_env(), device_name=name)
-    reg.declare(args.op, "default")
-    spec = reg.catalog.op(args.op)
+    reg, spec = default_registry(args.op)
+    name = torch.cuda.get_device_name()
     flush = Flush()
     modes = ("dirty", "clean", "none")
     src = torch.empty(2**30, dtype=torch.uint8, device="cuda")
