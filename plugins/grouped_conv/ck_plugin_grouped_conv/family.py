@@ -116,14 +116,16 @@ def split_workspace_views(tensors: Mapping[str, Any]) -> tuple[Any, Any]:
 
 def split_workspaces(family, key, p: ConvProblem) -> dict[str, int]:
     """Bytes of a split-K instance's workspaces: ``partials``, one fp32 tile per (output tile,
-    split; per tap of a backward-weight tap block); ``counters``, one int32 arrival count per output tile, left at zero by the kernel.
+    split; per tap of a backward-weight tap block); ``counters``, split_k + 1 int32 arrival counts
+    per output tile (one per group of splits and the tile's; ``conv_common.split_k_reduce``), left at
+    zero by the kernel.
     None without a split. The splits are the last grid dimension's factor ``split_k``."""
     split = getattr(key, "split_k", 1)
     if split == 1:
         return {}
     tiles = math.prod(family.grid(key, p)) // split
     accs = getattr(key, "tap_block", 1)  # backward-weight's tap blocks: one partial tile per tap
-    return {"partials": tiles * split * accs * key.block_m * key.block_n * 4, "counters": 4 * tiles}
+    return {"partials": tiles * split * accs * key.block_m * key.block_n * 4, "counters": 4 * tiles * (split + 1)}
 
 
 # Forward and backward-data split their reduction only where it pays: grids too small to fill the

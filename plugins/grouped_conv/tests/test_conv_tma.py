@@ -80,7 +80,7 @@ def test_tma_split_k_refusals(reg, op):
     assert f"> {MAX_SPLIT_WORKSPACE} B" in fam.supports(inst.key, big)
     ok = reg.problem(op, **CASES["dense_3x3"], dtype="bf16", layout="nhwgc")
     tiles = math.prod(fam.grid(inst.key, ok)) // 4  # the grid's last dimension carries the splits
-    assert fam.workspaces(inst.key, ok) == {"partials": tiles * 4 * 64 * 128 * 4, "counters": 4 * tiles}
+    assert fam.workspaces(inst.key, ok) == {"partials": tiles * 4 * 64 * 128 * 4, "counters": 4 * tiles * (4 + 1)}
 
 
 # Backward-weight splits the pixel patches over programs, so its cases have enough patches.
