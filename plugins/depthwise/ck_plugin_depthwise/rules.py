@@ -58,15 +58,6 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     # while multiplier-one 3x3 instances reached 450-1400 GB/s. Penalised in every regime, so it
     # never ties with a multiplier-one instance when the estimate is compute-bound.
     ms *= 1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0
-    # Backward-data with a channel multiplier Kg > 1, channels-last: each step loads dy's channels
-    # c·Kg + m, a stride of Kg elements, so a load row of block_c channels spans Kg times the bytes
-    # it uses. Without this factor the model picked these kernels at 3x the grouped implicit-GEMM
-    # kernels' time on multiplier-2 problems (g688 c688 k1376 3x3 fp32: 1434 against 466 µs, H100
-    # dataset of 2026-11-27); with it, held-out efficiency on the dataset's 31 multiplier > 1
-    # depthwise problems went from 0.910 mean / 0.632 P10 to 0.964 / 0.887 (fold seed 0), and over
-    # all 515 problems 0.9679 -> 0.9692 mean (seed 1: 0.9662 -> 0.9691; P10 -0.002 / -0.001).
-    if family.direction == "bwd_data" and not key.multiplier_one and key.channels_last and not getattr(key, "dot", False):
-        ms *= p.Kg
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
     if key.block_h:
