@@ -2,6 +2,8 @@
 direction × ndim × dtype × layout, special classes (G = 1, C/G = 1, channel multiplier 2, odd
 sizes, stride 2, dilation 2, 31-tap 1D), and every instance of the default set."""
 
+import math
+
 import pytest
 
 from ckcore import Registry, Settings
@@ -188,3 +190,29 @@ def test_tap_blocks_need_a_multiple_of_their_taps(full_reg):
     nine = [name for name in mine if "_tb9_" in name]
     assert nine and all("not a multiple of tap_block=9" in rejected[name] for name in nine)
     assert any("_tb3_" in c.instance.name for c in cands)
+
+
+@pytest.mark.parametrize("split,groups", [(4, None), (8, 4), (16, 4), (32, 8), (64, 8), (17, None), (24, 6)])
+def test_split_reduce_levels(reg, split, groups):
+    """``conv_common.split_k_reduce``: one level below 8 splits (and for a prime split), else groups
+    of B, the least divisor of split_k with B² >= split_k; one counter per group and the tile's
+    (split_k + 1 per tile, ``split_workspaces``). The sums' values are the interpreter tests' (every
+    default split instance) and ``benchmarks/split_reduce_check.py``'s on the GPU."""
+    import attrs
+
+    from ckcore.render import render
+
+    base = next(i for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "conv_bwd_weight"
+                and i.key.split_k > 1 and i.key.tap_block == 1)
+    key = attrs.evolve(base.key, split_k=split)
+    src = render(reg.catalog.families["conv_bwd_weight"], key, reg.arch)
+    assert "locks = lock_ptr + tile * (SPLIT_K + 1)" in src
+    if groups is None:
+        assert "group = split" not in src and "arrived == SPLIT_K - 1" in src
+    else:
+        assert f"group = split // {groups}" in src
+        assert f"arrived == {groups - 1}" in src and f"arrived == {split // groups - 1}" in src
+    p = reg.problem("grouped_conv_bwd_weight", **case(2, 4, 1, 16, 16, (64, 64), 3, pad=1), dtype=key.dtype.value,
+                    layout=layout(2, key.channels_last))
+    fam = reg.catalog.families["conv_bwd_weight"]
+    assert fam.workspaces(key, p)["counters"] == 4 * (split + 1) * (math.prod(fam.grid(key, p)) // split)
