@@ -55,9 +55,9 @@ def main() -> int:
                 p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
                 cands, _ = reg.candidates(p)
                 mine = [c.instance.name for c in cands if c.instance.name in names]
-                bad = []
                 if not mine:
                     continue
+                bad = []
                 arrays, tensors = inputs_for(reg, op, p, seed=runs, interpret=False)
                 ref, tol = spec.reference(p, arrays), spec.tolerance(p)
                 for inst in mine:
