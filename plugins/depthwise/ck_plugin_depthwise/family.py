@@ -223,9 +223,11 @@ class DwBwdWeight(DwFamily):
 
     def workspaces(self, key, p):
         """``partials``: fp32 [channel blocks, split, taps, block_c]; ``counters``: one int32
-        arrival count per channel block, left at zero by the kernel."""
+        arrival count per (channel block, pass), left at zero by the kernel: the last of a
+        pass's ``split`` programs sums that pass's taps, so the passes' sums run in parallel
+        (``dw_common.reduce_pass``)."""
         blocks = math.ceil(p.K / key.block_c)
-        return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks}
+        return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks * key.passes(p)}
 
 
 MAX_WINDOW_COLUMNS = 32
@@ -524,11 +526,9 @@ class GwWinBwdWeight(GwWindow, DwWinBwdWeight):
         return reasons
 
     def workspaces(self, key, p):
-        """``partials``: fp32 [channel blocks, split, taps, block_c · C/G]; ``counters``: one
-        int32 arrival count per (channel block, pass), left at zero by the kernel: the last of
-        a pass's ``split`` programs sums that pass's taps, so the passes' sums run in parallel."""
-        blocks = math.ceil(p.K / key.block_c)
-        return {"partials": blocks * key.split * p.taps * key.block_c * p.Cg * 4, "counters": 4 * blocks * key.passes(p)}
+        """``partials``: fp32 [channel blocks, split, taps, block_c · C/G]; ``counters`` as
+        :class:`DwBwdWeight`."""
+        return {**super().workspaces(key, p), "partials": math.ceil(p.K / key.block_c) * key.split * p.taps * key.block_c * p.Cg * 4}
 
 
 FAMILIES = (DwFwd, DwWinFwd, DwBwdData, DwWinBwdData, DwBwdWeight, DwWinBwdWeight, GwWinFwd, GwWinBwdData,

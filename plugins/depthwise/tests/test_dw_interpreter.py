@@ -3,6 +3,7 @@ reference: every direction × ndim × dtype × layout, filters 1-31, stride 2, d
 channel multiplier 1 and 2, every default instance; and how selection treats them."""
 
 import json
+import math
 
 import attrs
 import pytest
@@ -560,7 +561,7 @@ def test_backward_weight_window_rules(reg, tmp_path):
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
     per dy column; the tap-by-tap family renders as before the shared reduction macro (its second
-    stage is the same text)."""
+    stage is the same macro, `dw_common.reduce_pass`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
     assert len(win) == 3 * 8 * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
     assert all(k.channels_last and k.multiplier_one and k.access == "a16" for k in win)
@@ -581,7 +582,13 @@ def test_backward_weight_window_rules(reg, tmp_path):
                   layout="nhwgc")
     assert "column stride" in fam.supports(inst.key, p)
     text = render(fam, inst.key, r.arch)
-    assert "arrived = tl.atomic_add(lock_ptr + pid_c, 1, sem=\"acq_rel\")" in text
+    # Second stage per (channel block, pass): one counter each; the last program of a pass loops
+    # over the pass's tap slots, all 4 splits of a tap loaded together.
+    assert "lock = lock_ptr + pid_c * tl.num_programs(2) + tl.program_id(2)" in text
+    assert "arrived = tl.atomic_add(lock, 1, sem=\"acq_rel\")" in text
+    assert f"for i in range(0, {inst.key.unroll}):" in text and "for s0 in range(0, SPLIT, 4):" in text
+    p3 = r.problem("grouped_conv_bwd_weight", **dw_case(2, 4, 16, 1, (9, 11), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert fam.workspaces(inst.key, p3)["counters"] == 4 * math.ceil(p3.K / inst.key.block_c) * inst.key.passes(p3)
     # Ranked like any candidate: a rules estimate, kernel and pair features.
     p = r.problem("grouped_conv_bwd_weight", **dw_case(2, 4, 16, 1, (9, 11), 3, pad=1), dtype="bf16", layout="nhwgc")
     assert fam.supports(inst.key, p) is None

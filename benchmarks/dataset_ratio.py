@@ -1,0 +1,53 @@
+"""Per instance group, the geomean ratio of two tune datasets' times on the pairs both measured
+(CPU only): how a kernel change moved each group, when a dataset's problems were measured again.
+Groups: family, split (``_k``), taps per step (``_t``) and dtype, parsed from instance names.
+Rows of 3 samples or fewer are left out on either side (``ckcore tune`` stops early on instances
+it judges far slower than the best; a disturbed first sample then stands alone).
+usage: python benchmarks/dataset_ratio.py OLD.jsonl.gz NEW.jsonl.gz [--match REGEX]
+"""
+
+import argparse
+import collections
+import gzip
+import json
+import math
+import re
+
+
+def times(path):
+    out = {}
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("status") == "ok" and (r.get("samples") or 0) > 3:
+                out[(r["problem_name"], r["instance"])] = r["time_ms"]
+    return out
+
+
+def group(instance):
+    split = re.search(r"_k(\d+)_", instance)
+    taps = re.search(r"_t(\d+)_", instance)
+    dtype = re.search(r"_(fp16|bf16|fp32)_", instance)
+    return (instance.split("_bf16_")[0].split("_fp16_")[0].split("_fp32_")[0],
+            f"k{split.group(1) if split else 1}", f"t{taps.group(1) if taps else 1}", dtype.group(1) if dtype else "?")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--match", default="^dw")
+    args = ap.parse_args()
+    old, new = times(args.old), times(args.new)
+    groups = collections.defaultdict(list)
+    for key, t in new.items():
+        if key in old and re.search(args.match, key[1]):
+            groups[group(key[1])].append(t / old[key])
+    for g in sorted(groups):
+        v = groups[g]
+        print(json.dumps({"group": "/".join(g), "pairs": len(v), "geomean_new_over_old": round(math.exp(sum(map(math.log, v)) / len(v)), 3),
+                          "worse_5pct": sum(x > 1.05 for x in v), "max": round(max(v), 2)}))
+
+
+if __name__ == "__main__":
+    main()
