@@ -1,5 +1,7 @@
 """Train an op's model as ``ckcore train`` does but with another LightGBM seed (CPU only): how far
-a seed alone moves the picks (price them with ``benchmarks/offline_picks.py --new OUT``).
+a seed alone moves the picks (price them with ``benchmarks/offline_picks.py --new OUT``). The
+folds stay those of fold seed 0; the written metadata's ``seed`` is that fold seed, and
+``params.seed`` the LightGBM seed.
 usage: python benchmarks/train_seed.py OP SEED OUT DATASET.jsonl.gz
 """
 

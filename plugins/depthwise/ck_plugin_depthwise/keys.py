@@ -204,9 +204,11 @@ class DwWindowBwdWeightKey(DwWindowKey):
     ``filter_rows`` (``_fr{n}``; 1: none): a program owns n consecutive filter rows instead of
     one and reads each dy column once for all of them (n × ``unroll`` accumulator tiles), so dy
     is read once per n filter rows and step. ``tree_reduce`` (``_tr``; a power-of-two ``split``):
-    the last program of a channel block loads up to 2048 // ``block_c`` partials of a tap at once
-    and sums them as a tree (``tl.sum``, a fixed order) instead of 8 at a time in split order, so
-    the reduction after the last arrival takes split / that many dependent steps per tap.
+    the program that sums the partials (the last of a pass, or of a channel block for 7-tap steps
+    at split <= 16: ``dw_common.reduce_pass``) loads up to 2048 // ``block_c`` partials of a tap at
+    once and sums them as a tree (``tl.sum``, a fixed order) instead of up to 16 at a time in
+    split order, so the reduction after the last arrival takes split / that many dependent steps
+    per tap.
     The partials are combined as in :class:`DwBwdWeightKey` (``_k{split}``, deterministic).
     Any channel multiplier (``multiplier_one`` as elsewhere); ``num_stages`` 1 only."""
 

@@ -556,12 +556,32 @@ def test_default_set_register_caps(op, kernel_set, tmp_path):
         assert i.name.replace("_mr168", "") in names
 
 
+def test_backward_weight_second_stage_per_pass(reg):
+    """Which second stage each default backward-weight kernel renders (docs/conv.md,
+    "Backward-weight's second stage"): the sliding windows of 7 or more taps per step at split
+    <= 16 keep the channel block's counter and sum; every other depthwise kernel has one counter
+    per (channel block, pass), whose last program sums the pass's taps up to 16 splits a step."""
+    per_block = "arrived = tl.atomic_add(lock_ptr + pid_c, 1, sem=\"acq_rel\")"
+    per_pass = "lock = lock_ptr + pid_c * tl.num_programs(2) + tl.program_id(2)"
+    seen = set()
+    for inst in reg.of_op("grouped_conv_bwd_weight"):
+        if inst.family not in ("dw_bwd_weight", "dw_win_bwd_weight"):
+            continue
+        text = render(reg.family(inst), inst.key, reg.arch)
+        block = inst.family == "dw_win_bwd_weight" and inst.key.unroll >= 7 and inst.key.split <= 16
+        assert (per_block in text, per_pass in text) == (block, not block), inst.name
+        if not block:
+            step = max(d for d in (1, 2, 4, 8, 16) if inst.key.split % d == 0)
+            assert f"for s0 in range(0, SPLIT, {step}):" in text or inst.key.tree_reduce, inst.name
+        seen.add((inst.family, block))
+    assert seen == {("dw_bwd_weight", False), ("dw_win_bwd_weight", False), ("dw_win_bwd_weight", True)}
+
+
 def test_backward_weight_window_rules(reg, tmp_path):
     """dw_win_bwd_weight: in the default set, 8-column tiles × three splits per dtype (sets.py);
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
-    per dy column; the tap-by-tap family renders as before the shared reduction macro (its second
-    stage is the same macro, `dw_common.reduce_pass`)."""
+    per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
     assert len(win) == 3 * 8 * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
     assert all(k.channels_last and k.multiplier_one and k.access == "a16" for k in win)
