@@ -8,20 +8,16 @@ usage: python benchmarks/dataset_ratio.py OLD.jsonl.gz NEW.jsonl.gz [--match REG
 
 import argparse
 import collections
-import gzip
 import json
 import math
 import re
 
+from ckcore.tune import Dataset
+
 
 def times(path):
-    out = {}
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("status") == "ok" and (r.get("samples") or 0) > 3:
-                out[(r["problem_name"], r["instance"])] = r["time_ms"]
-    return out
+    return {(r["problem_name"], r["instance"]): r["time_ms"] for r in Dataset(path).rows()
+            if r.get("status") == "ok" and (r.get("samples") or 0) > 3}
 
 
 def group(instance):
