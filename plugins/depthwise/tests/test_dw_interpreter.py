@@ -558,22 +558,24 @@ def test_default_set_register_caps(op, kernel_set, tmp_path):
 
 def test_backward_weight_second_stage_per_pass(reg):
     """Which second stage each default backward-weight kernel renders (docs/conv.md,
-    "Backward-weight's second stage"): the sliding windows of 7 or more taps per step at split
-    <= 16 keep the channel block's counter and sum; every other depthwise kernel has one counter
-    per (channel block, pass), whose last program sums the pass's taps up to 16 splits a step."""
+    "Backward-weight's second stage"): every depthwise kernel has one counter per (channel
+    block, pass), whose last program sums the pass's taps up to 16 splits a step; the sliding
+    windows of 7 or more taps per step at split <= 16 find the pass's taps by scanning the
+    filter's (``reduce_pass_scan``), the others walk the pass's tap slots (``reduce_pass``)."""
     per_block = "arrived = tl.atomic_add(lock_ptr + pid_c, 1, sem=\"acq_rel\")"
     per_pass = "lock = lock_ptr + pid_c * tl.num_programs(2) + tl.program_id(2)"
+    scan = "for tap in range(0, taps):"
     seen = set()
     for inst in reg.of_op("grouped_conv_bwd_weight"):
         if inst.family not in ("dw_bwd_weight", "dw_win_bwd_weight"):
             continue
         text = render(reg.family(inst), inst.key, reg.arch)
-        block = inst.family == "dw_win_bwd_weight" and inst.key.unroll >= 7 and inst.key.split <= 16
-        assert (per_block in text, per_pass in text) == (block, not block), inst.name
-        if not block:
-            step = max(d for d in (1, 2, 4, 8, 16) if inst.key.split % d == 0)
-            assert f"for s0 in range(0, SPLIT, {step}):" in text or inst.key.tree_reduce, inst.name
-        seen.add((inst.family, block))
+        scanned = inst.family == "dw_win_bwd_weight" and inst.key.unroll >= 7 and inst.key.split <= 16
+        assert per_pass in text and per_block not in text, inst.name
+        assert (scan in text) == scanned, inst.name
+        step = max(d for d in (1, 2, 4, 8, 16) if inst.key.split % d == 0)
+        assert f"for s0 in range(0, SPLIT, {step}):" in text or inst.key.tree_reduce, inst.name
+        seen.add((inst.family, scanned))
     assert seen == {("dw_bwd_weight", False), ("dw_win_bwd_weight", False), ("dw_win_bwd_weight", True)}
 
 
