@@ -204,8 +204,8 @@ class DwWindowBwdWeightKey(DwWindowKey):
     ``filter_rows`` (``_fr{n}``; 1: none): a program owns n consecutive filter rows instead of
     one and reads each dy column once for all of them (n × ``unroll`` accumulator tiles), so dy
     is read once per n filter rows and step. ``tree_reduce`` (``_tr``; a power-of-two ``split``):
-    the program that sums the partials (the last of a pass, or of a channel block for 7-tap steps
-    at split <= 16: ``dw_common.reduce_pass``) loads up to 2048 // ``block_c`` partials of a tap at
+    the program that sums the partials (the last of a pass: ``dw_common.reduce_pass``, or
+    ``reduce_pass_scan`` for 7-tap steps at split <= 16) loads up to 2048 // ``block_c`` partials of a tap at
     once and sums them as a tree (``tl.sum``, a fixed order) instead of up to 16 at a time in
     split order, so the reduction after the last arrival takes split / that many dependent steps
     per tap.
