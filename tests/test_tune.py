@@ -164,3 +164,21 @@ def test_kernel_set_file_measures_only_its_instances_of_the_op(tmp_path):
     summary = tune("gemm", [P1], tmp_path / "d.jsonl.gz", kernel_set_file=path, progress=False)
     assert summary["measured"] == 2
     assert {r["instance"] for r in Dataset(tmp_path / "d.jsonl.gz").rows()} == {i.name for i in gemm}
+
+
+def test_first_runs_prunes_only_on_two_slow_triples():
+    """``measure.first_runs``: an instance is pruned only when two triples of first runs are all
+    over the bound; a stalled first triple is measured again and, when the second is fast, the
+    full measurement goes on from it."""
+    from ckcore.measure import first_runs
+
+    def timer(*triples):
+        calls = iter(triples)
+        return lambda n: (lambda t: (t if len(t) == n else pytest.fail(f"asked {n} runs")))(list(next(calls)))
+
+    assert first_runs(timer([1.0, 1.1, 1.2]), None) == ([1.0, 1.1, 1.2], False)
+    assert first_runs(timer([0.01, 2.0, 2.0]), 1.0) == ([0.01, 2.0, 2.0], False)
+    # a stall over the first three runs only: not pruned, the second triple kept
+    assert first_runs(timer([1.9, 1.2, 1.5], [0.02, 0.02, 0.03]), 1.0) == ([0.02, 0.02, 0.03], False)
+    # slow twice: pruned, six samples
+    assert first_runs(timer([1.9, 1.2, 1.5], [1.4, 1.3, 1.6]), 1.0) == ([1.9, 1.2, 1.5, 1.4, 1.3, 1.6], True)

@@ -112,8 +112,9 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
 def _times(run, interpret: bool, warmup: float, rep: float, best: float | None = None) -> list[float]:
     """Per-run times in ms: :func:`ckcore.measure.gpu_times` on the GPU (at most 20 warm-up
     and 200 timed runs; an instance whose three first runs are all over ``PRUNE_RATIO`` times
-    ``best``, the fastest median so far on this problem, keeps those three samples: it cannot
-    be the oracle, and on large problems such instances took most of the tune time); in the
+    ``best``, the fastest median so far on this problem, twice in a row
+    (:func:`ckcore.measure.first_runs`), keeps those six samples: it cannot be the oracle, and
+    on large problems such instances took most of the tune time); in the
     interpreter, three timed runs."""
     if interpret:
         import time
