@@ -580,13 +580,15 @@ def test_backward_weight_second_stage_per_pass(reg):
 
 
 def test_backward_weight_window_rules(reg, tmp_path):
-    """dw_win_bwd_weight: in the default set, 8-column tiles × three splits per dtype (sets.py);
+    """dw_win_bwd_weight: in the default set, 8-column tiles (eight ``a16``, four ``v4``) × three
+    splits per dtype (sets.py);
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
     per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
-    assert len(win) == 3 * 8 * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
-    assert all(k.channels_last and k.multiplier_one and k.access == "a16" for k in win)
+    assert len(win) == 3 * (8 + 4) * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
+    assert all(k.channels_last and k.multiplier_one for k in win)
+    assert sum(k.access == "v4" for k in win) == 3 * 4 * 3 and {k.access for k in win} == {"a16", "v4"}
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
     base = {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
             "num_warps": 1, "multiplier_one": True, "access": "i32", "unroll": 3, "split": 4}
