@@ -1,8 +1,10 @@
 """Per instance group, the geomean ratio of two tune datasets' times on the pairs both measured
 (CPU only): how a kernel change moved each group, when a dataset's problems were measured again.
 Groups: family, split (``_k``), taps per step (``_t``) and dtype, parsed from instance names.
-Rows of 3 samples or fewer are left out on either side (``ckcore tune`` stops early on instances
-it judges far slower than the best; a disturbed first sample then stands alone).
+Pruned rows are left out on either side: ``ckcore tune`` stops early on instances it judges over
+10x slower than the best so far (three samples up to the twenty-second session, six since:
+``ckcore.measure.first_runs``), and a stall then stands alone. So a row of 3 samples or fewer, or
+of 6 or fewer at 10x its problem's best time or more, does not count.
 usage: python benchmarks/dataset_ratio.py OLD.jsonl.gz NEW.jsonl.gz [--match REGEX]
 """
 
@@ -16,8 +18,16 @@ from ckcore.tune import Dataset
 
 
 def times(path):
-    return {(r["problem_name"], r["instance"]): r["time_ms"] for r in Dataset(path).rows()
-            if r.get("status") == "ok" and (r.get("samples") or 0) > 3}
+    rows = [r for r in Dataset(path).rows() if r.get("status") == "ok"]
+    best = collections.defaultdict(lambda: math.inf)
+    for r in rows:
+        best[r["problem_name"]] = min(best[r["problem_name"]], r["time_ms"])
+
+    def pruned(r):
+        n = r.get("samples") or 0
+        return n <= 3 or (n <= 6 and r["time_ms"] >= 10 * best[r["problem_name"]])
+
+    return {(r["problem_name"], r["instance"]): r["time_ms"] for r in rows if not pruned(r)}
 
 
 def group(instance):

@@ -163,10 +163,11 @@ def gpu_times(run, warmup: float, rep: float, *, max_warmup: int = 1000, max_run
 def first_runs(timed, prune_over: float | None) -> tuple[list[float], bool]:
     """The first timed runs of :func:`gpu_times` (``timed(n)``: n run times in ms) and whether to
     prune the instance: all of three runs over ``prune_over`` ms, twice in a row. Once was not
-    enough: in the twenty-second session's tunes on four H100s of one host, 24 of 5621 pairs took
-    their three first runs at 0.2-3 ms where the same pairs measured 13-220 µs over 72-200 runs in
-    another call (`docs/tune.md`), and were pruned on those three; a second three rules out a stall
-    that lasts only a few runs. Returns the runs kept (six when pruned) and the decision."""
+    enough: in two of the twenty-second session's tunes on four H100s of one host, 23 of 5268
+    pairs that another call also measured were pruned on three first runs of 0.2-3 ms, where that
+    call had measured them at 13-220 µs over 45-200 runs (`docs/tune.md`); a second three rules
+    out a stall that lasts only a few runs. Returns the runs kept (six when pruned) and the
+    decision."""
     first = timed(3)
     if prune_over is None or min(first) <= prune_over:
         return first, False

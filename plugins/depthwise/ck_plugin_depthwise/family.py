@@ -225,7 +225,7 @@ class DwBwdWeight(DwFamily):
         """``partials``: fp32 [channel blocks, split, taps, block_c]; ``counters``: one int32
         arrival count per (channel block, pass), left at zero by the kernel: the last of a
         pass's ``split`` programs sums that pass's taps, so the passes' sums run in parallel
-        (``dw_common.reduce_pass``)."""
+        (``dw_common.reduce_pass``, or ``reduce_pass_scan`` in the 7-tap windows at split <= 16)."""
         blocks = math.ceil(p.K / key.block_c)
         return {"partials": blocks * key.split * p.taps * key.block_c * 4, "counters": 4 * blocks * key.passes(p)}
 

@@ -204,9 +204,9 @@ _WINDOW_BWD_WEIGHT = [((32, 8, 32, 4), 3, 1), ((16, 8, 32, 2), 7, 1), ((16, 8, 6
                       ((16, 8, 32, 2), 3, 1), ((8, 8, 64, 2), 3, 1)]
 _WINDOW_SPLITS = (4, 16, 64)
 # ``v4`` twins (channel counts divisible by 4 but not 16, e.g. X3D's 108 and 216, RegNet's 120,
-# 824): without them those problems had only the tap-by-tap kernels, x3d.dw108 167 µs on an H100
-# against 27 µs for x3d.dw432 (four times the channels of a quarter of the pixels) on a window.
-# The 3-tap tiles of both column strides and one 7-tap tile of the list above.
+# 824): without them those problems had only the tap-by-tap kernels, x3d.dw108 199 µs on an H100
+# against 27 µs for x3d.dw432 (four times the channels, 1/16 of the pixels) on a window. The
+# three 3-tap tiles of 32 channels above (column strides 1 and 2) and its 7-tap 16 x 8 x 32 tile.
 _WINDOW_BWD_WEIGHT_V4 = [((16, 8, 32, 2), 3, 1), ((32, 8, 32, 4), 3, 1), ((16, 8, 32, 2), 3, 2),
                          ((16, 8, 32, 2), 7, 1)]
 

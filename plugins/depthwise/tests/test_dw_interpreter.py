@@ -584,7 +584,8 @@ def test_backward_weight_window_rules(reg, tmp_path):
     splits per dtype (sets.py);
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
-    per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`)."""
+    per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`; at 7 taps
+    per step and split <= 16, `reduce_pass_scan`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
     assert len(win) == 3 * (8 + 4) * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
     assert all(k.channels_last and k.multiplier_one for k in win)
