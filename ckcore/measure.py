@@ -114,12 +114,13 @@ def time_ms(fn, *, interpret: bool, warmup: int = 25, rep: int = 100) -> float:
 
 
 def gpu_times(run, warmup: float, rep: float, *, max_warmup: int = 1000, max_runs: int = 1000,
-              prune_over: float | None = None, lead: bool = True) -> list[float]:
+              prune_over: float | None = None, lead: bool = True, notes: dict | None = None) -> list[float]:
     """GPU milliseconds of each timed ``run()``: CUDA events around each run, L2 flushed before
     each (as ``triton.testing.do_bench`` does: 256 MB written); three runs estimate the time,
     runs worth about ``warmup`` ms warm up and runs worth about ``rep`` ms are timed (at least 3,
     at most ``max_runs``). When all three first runs exceed ``prune_over`` ms, and all of three
-    more do too (:func:`first_runs`), those six are returned.
+    more do too (:func:`first_runs`), those six are returned; ``notes["rescued"]`` is set when
+    the second three saved an instance the first three would have pruned.
 
     With ``lead``, each batch of at most :data:`LEAD_BATCH` timed runs is queued behind a GPU sleep long enough
     for the host to enqueue the whole batch (twice the host time it last took per run), so no
@@ -151,7 +152,9 @@ def gpu_times(run, warmup: float, rep: float, *, max_warmup: int = 1000, max_run
             out += [start.elapsed_time(end) for start, end in events]
         return out
 
-    first, pruned = first_runs(timed, prune_over)
+    first, pruned, rescued = first_runs(timed, prune_over)
+    if notes is not None and rescued:
+        notes["rescued"] = True
     if pruned:
         return first
     estimate = max(min(first), 1e-3)
@@ -160,21 +163,21 @@ def gpu_times(run, warmup: float, rep: float, *, max_warmup: int = 1000, max_run
     return timed(max(3, min(max_runs, int(rep / estimate))))
 
 
-def first_runs(timed, prune_over: float | None) -> tuple[list[float], bool]:
+def first_runs(timed, prune_over: float | None) -> tuple[list[float], bool, bool]:
     """The first timed runs of :func:`gpu_times` (``timed(n)``: n run times in ms) and whether to
     prune the instance: all of three runs over ``prune_over`` ms, twice in a row. Once was not
     enough: in two of the twenty-second session's tunes on four H100s of one host, 23 of 5268
     pairs that another call also measured were pruned on three first runs of 0.2-3 ms, where that
     call had measured them at 13-220 µs over 45-200 runs (`docs/tune.md`); a second three rules
-    out a stall that lasts only a few runs. Returns the runs kept (six when pruned) and the
-    decision."""
+    out a stall that lasts only a few runs. Returns the runs kept (six when pruned), the decision,
+    and whether the second three rescued an instance the first three would have pruned."""
     first = timed(3)
     if prune_over is None or min(first) <= prune_over:
-        return first, False
+        return first, False, False
     again = timed(3)
     if min(again) > prune_over:
-        return first + again, True
-    return again, False
+        return first + again, True, False
+    return again, False, True
 
 
 # Timed runs per GPU sleep; host seconds to enqueue one timed run (flush, two events, the

@@ -28,6 +28,7 @@ def test_faulting_instances_are_recorded_and_the_run_completes(tmp_path):
                    progress=False)
     rows = {r["instance"]: r for r in Dataset(out).rows()}
     assert summary["measured"] == 5 and len(rows) == 5
+    assert summary["pruning_rescued"] == 0  # the interpreter times three runs, never prunes
     assert rows["gemm_faulty_ok"]["status"] == "ok" and rows["gemm_faulty_ok"]["time_ms"] > 0
     assert rows["gemm_faulty_wrong"]["status"] == "wrong_result"
     assert rows["gemm_faulty_raise"]["status"] == "launch_failed"
@@ -169,16 +170,17 @@ def test_kernel_set_file_measures_only_its_instances_of_the_op(tmp_path):
 def test_first_runs_prunes_only_on_two_slow_triples():
     """``measure.first_runs``: an instance is pruned only when two triples of first runs are all
     over the bound; a stalled first triple is measured again and, when the second is fast, the
-    full measurement goes on from it."""
+    full measurement goes on from it, and the rescue is reported (``ckcore tune``'s summary
+    counts them as ``pruning_rescued``)."""
     from ckcore.measure import first_runs
 
     def timer(*triples):
         calls = iter(triples)
         return lambda n: (lambda t: (t if len(t) == n else pytest.fail(f"asked {n} runs")))(list(next(calls)))
 
-    assert first_runs(timer([1.0, 1.1, 1.2]), None) == ([1.0, 1.1, 1.2], False)
-    assert first_runs(timer([0.01, 2.0, 2.0]), 1.0) == ([0.01, 2.0, 2.0], False)
-    # a stall over the first three runs only: not pruned, the second triple kept
-    assert first_runs(timer([1.9, 1.2, 1.5], [0.02, 0.02, 0.03]), 1.0) == ([0.02, 0.02, 0.03], False)
+    assert first_runs(timer([1.0, 1.1, 1.2]), None) == ([1.0, 1.1, 1.2], False, False)
+    assert first_runs(timer([0.01, 2.0, 2.0]), 1.0) == ([0.01, 2.0, 2.0], False, False)
+    # a stall over the first three runs only: not pruned, the second triple kept, a rescue
+    assert first_runs(timer([1.9, 1.2, 1.5], [0.02, 0.02, 0.03]), 1.0) == ([0.02, 0.02, 0.03], False, True)
     # slow twice: pruned, six samples
-    assert first_runs(timer([1.9, 1.2, 1.5], [1.4, 1.3, 1.6]), 1.0) == ([1.9, 1.2, 1.5, 1.4, 1.3, 1.6], True)
+    assert first_runs(timer([1.9, 1.2, 1.5], [1.4, 1.3, 1.6]), 1.0) == ([1.9, 1.2, 1.5, 1.4, 1.3, 1.6], True, False)

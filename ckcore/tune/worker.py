@@ -103,13 +103,16 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     if not check.passed:  # restart: a wrong kernel may have left a shared workspace dirty
         return {**result, "status": "wrong_result", "error": f"max abs error {check.max_abs_err:.4g} beyond tolerance",
                 "restart": True}
-    times = sorted(_times(run, interpret, task.get("warmup", 10), task.get("rep", 50), cache.get("best")))
+    notes: dict[str, Any] = {}
+    times = sorted(_times(run, interpret, task.get("warmup", 10), task.get("rep", 50), cache.get("best"), notes))
     cache["best"] = min(times[len(times) // 2], cache.get("best", float("inf")))
     q = lambda f: times[min(len(times) - 1, int(f * len(times)))]  # noqa: E731
-    return {**result, "time_ms": q(0.5), "time_ms_p20": q(0.2), "time_ms_p80": q(0.8), "samples": len(times)}
+    return {**result, "time_ms": q(0.5), "time_ms_p20": q(0.2), "time_ms_p80": q(0.8), "samples": len(times),
+            "rescued": bool(notes.get("rescued"))}
 
 
-def _times(run, interpret: bool, warmup: float, rep: float, best: float | None = None) -> list[float]:
+def _times(run, interpret: bool, warmup: float, rep: float, best: float | None = None,
+           notes: dict | None = None) -> list[float]:
     """Per-run times in ms: :func:`ckcore.measure.gpu_times` on the GPU (at most 20 warm-up
     and 200 timed runs; an instance whose three first runs are all over ``PRUNE_RATIO`` times
     ``best``, the fastest median so far on this problem, twice in a row
@@ -128,7 +131,7 @@ def _times(run, interpret: bool, warmup: float, rep: float, best: float | None =
     from ..measure import gpu_times
 
     return gpu_times(run, warmup, rep, max_warmup=20, max_runs=200,
-                     prune_over=None if best is None else PRUNE_RATIO * best)
+                     prune_over=None if best is None else PRUNE_RATIO * best, notes=notes)
 
 
 def _serve(conn, cfg: dict[str, Any]) -> None:
