@@ -86,6 +86,9 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from sass_loop_loads import disassemble, tool  # noqa: E402  (the bundled CUDA tools)
+
 SUITE = HERE / "suites" / "gemm_fp8.jsonl"
 QUICK = ("llama3-8b.o.fwd.m4096.fp8,llama3-8b.down.dgrad.m4096.fp8,llama3-8b.gate_up.fwd.m8192.fp8,"
          "llama3-8b.qkv.fwd.m1024.fp8")  # 4096^3, 4096x14336x4096, 8192x28672x4096, 1024x6144x4096
@@ -281,10 +284,6 @@ def gluon_runner(a, b_t, sa, sb, c, cfg, num_sms):
 # compile-only mode (CPU, sm_90a)
 
 
-def _tool(name):
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
-
-
 def _desc_sig(dtype, block, layout):
     # The signature string the JIT builds for a Gluon host TensorDescriptor argument.
     return f"tensordesc<{dtype}{list(block)},{layout!r}>"
@@ -311,9 +310,7 @@ def sass_stats(cubin):
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
-        res = subprocess.run([_tool("cuobjdump"), "--dump-resource-usage", f.name], capture_output=True,
-                             text=True).stdout
-        sass = subprocess.run([_tool("nvdisasm"), "-c", f.name], capture_output=True, text=True).stdout
+        res, sass = disassemble(f.name)
     m = re.search(r"REG:(\d+).*?STACK:(\d+).*?SHARED:(\d+).*?LOCAL:(\d+)", res)
     ops = re.findall(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)", sass, re.M)
     count = lambda pred: sum(1 for op, _ in ops if pred(op))  # noqa: E731
@@ -333,7 +330,7 @@ def ptxas_notes(ptx):
         p = os.path.join(d, "k.ptx")
         with open(p, "w") as f:
             f.write(ptx)
-        r = subprocess.run([_tool("ptxas"), "-arch=sm_90a", "-v", p, "-o", os.path.join(d, "k.cubin")],
+        r = subprocess.run([tool("ptxas"), "-arch=sm_90a", "-v", p, "-o", os.path.join(d, "k.cubin")],
                            capture_output=True, text=True)
     text = r.stdout + r.stderr
     notes = sorted(set(re.findall(r"\b(C75\d\d)\b", text)))

@@ -23,10 +23,18 @@ from pathlib import Path
 from ckcore import Registry, Settings
 
 
-def _tool(name):
+def tool(name):
+    """Path of one of Triton's bundled CUDA tools (ptxas, cuobjdump, nvdisasm)."""
     import triton
 
     return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name)
+
+
+def disassemble(cubin_path):
+    """(cuobjdump's resource usage, nvdisasm's SASS) of a cubin file, as text."""
+    res = subprocess.run([tool("cuobjdump"), "--dump-resource-usage", cubin_path], capture_output=True, text=True).stdout
+    sass = subprocess.run([tool("nvdisasm"), "-c", cubin_path], capture_output=True, text=True).stdout
+    return res, sass
 
 
 def _cubin(cache, name):
@@ -74,8 +82,7 @@ def main():
         if cub is None:
             print(name, "not built")
             continue
-        res = subprocess.run([_tool("cuobjdump"), "-res-usage", cub], capture_output=True, text=True).stdout
-        sass = subprocess.run([_tool("nvdisasm"), "-c", cub], capture_output=True, text=True).stdout
+        res, sass = disassemble(cub)
         loop = longest_loop(sass)
         loads = [i for i, x in enumerate(loop) if "LDG" in x]
         fma = next((i for i, x in enumerate(loop) if re.match(r"(@!?U?P\w+\s+)?(FFMA|HMMA|HGMMA|IMMA)\b", x)), len(loop))

@@ -48,7 +48,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     ds.repair()  # a previous run killed mid-write leaves half a row: drop it before appending
     done = ds.done(prov_id)
     # one task per problem: a worker measures all of a problem's pairs with the same inputs
-    todo, skipped, counts, rescued = [], 0, {}, [0]
+    todo, skipped, counts, rescued = [], 0, {}, 0
     for fields in problems:
         problem = spec.problem(**fields)
         pairs = []
@@ -114,6 +114,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
             worker.stop()
 
     def measure(worker, problem, declared, inst, fam) -> None:
+        nonlocal rescued
         failure = reg.compile_failure(inst.name)
         if failure:
             result = {"status": "compile_failed", "error": failure[:2000]}
@@ -128,7 +129,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
         with lock:
             ds.append(row)
             counts[row["status"]] = counts.get(row["status"], 0) + 1
-            rescued[0] += bool(result.get("rescued"))
+            rescued += bool(result.get("rescued"))
             if bar is not None:
                 bar.update(1)
 
@@ -142,5 +143,5 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     ds.compact()
     measured = sum(counts.values())
     return {"op": op, "dataset": str(out), "measured": measured, "remaining": total - measured,
-            "skipped": skipped, "status": counts, "pruning_rescued": rescued[0],
+            "skipped": skipped, "status": counts, "pruning_rescued": rescued,
             "provenance_id": prov_id}
