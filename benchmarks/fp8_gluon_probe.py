@@ -50,7 +50,11 @@ cost what issue 6's gap suggests. Tiles with 128
 registers of accumulator per thread (128x256 with 8 warps, 128x128 with 4 warps) spill with two
 accumulators, and ROUNDS=4 spills too (compile-only reports both).
 
-Compiled for sm_90a on the CPU only; not yet run on a GPU (twenty-second session). Compile-only
+Measured on one H100 (twenty-third session; benchmarks/results/fp8_gluon_probe_s23_h100.jsonl, all 68
+fp8 rows, every output within tolerance): geomean 0.728 of torch._scaled_mm for _p1_r2, 0.547 for
+_p1_r1, 0.512 for 128x128x64_w8_s6_p2_r2 and 0.817 for the _p4_r1 speed bound, all below the plain-Triton
+kernels' 0.869: without warp specialisation the drains and the lockstep warpgroups cost more than
+the promotion's placement gains. Compile-only
 (Triton 3.6.0, its bundled ptxas; registers / spill bytes / shared bytes): 128x128x128_w8_s4_p1_r1
 163 / 0 / 163872; _p1_r2 210 / 0 / 163872; 128x128x64_w8_s6_p2_r2 211 / 0 / 131120; _p4_r1 149 / 0;
 _p1_r4 255 / 152; 128x256x128_w8_s3_p1_r1 and 128x128x128_w4_s4_p1_r1 255 / 104. No ptxas wgmma
