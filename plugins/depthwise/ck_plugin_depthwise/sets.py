@@ -254,7 +254,11 @@ def _group_window_keys(family, dtype, full):
 # per (channel block, pass) with [block_c, block_c] loads 1.1-6x faster at C/G 16-32. Default: a
 # greedy choice over the v4 probe's (tile, split) pairs (up to 50 per row), 0.983 of each row's best.
 _GROUP_WINDOW_BWD_WEIGHT = [((16, 4, 64, 4), 8), ((16, 4, 64, 4), 4), ((64, 2, 64, 4), 16), ((64, 4, 32, 4), 2),
-                            ((32, 4, 64, 4), 8), ((32, 4, 64, 4), 4)]
+                            ((32, 4, 64, 4), 8), ((32, 4, 64, 4), 4),
+                            # from a 553-instance bf16 sweep on the grouped suite rows (one H100, twenty-third
+                            # session; grouped_conv's sets.py, the _TMA_WGRAD note): 2-warp 16x4x32 tiles
+                            # for ResNeXt l2-l3 and the 32x2x64 tile for ResNeXt-3D
+                            ((32, 2, 64, 4), 4), ((16, 4, 32, 2), 8), ((16, 4, 32, 2), 16)]
 _GROUP_WINDOW_BWD_WEIGHT_FULL = [(32, 2, 64, 4), (64, 2, 64, 4), (32, 4, 64, 4), (16, 4, 64, 4), (32, 2, 64, 8),
                                  (64, 2, 64, 8), (32, 2, 32, 4), (64, 2, 32, 4), (32, 4, 32, 4), (64, 4, 32, 4)]
 _GROUP_WINDOW_SPLITS = (2, 4, 8, 16, 32)

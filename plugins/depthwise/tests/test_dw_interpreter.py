@@ -677,10 +677,20 @@ GROUP_WINDOW_BWD_WEIGHT = [("2d_k3_cg4", 16, 4, 3, 2), ("2d_k3_cg8_g6", 32, 2, 1
 def test_grouped_tensor_core_windows_bwd_weight(tmp_path, case, block_c, block_w, filter_rows, split, dtype, access):
     """gw_win_bwd_weight (tl.dot of each dy column's transpose with each x column per tap; the
     block-diagonal part of each tile summed over the splits in order) against the reference."""
+    _check_group_window_bwd_weight(tmp_path, case, block_c, block_w, filter_rows, split, dtype, access)
+
+
+@pytest.mark.parametrize("case,split", [("2d_k3_cg8_g6", 2), ("2d_k3s2_cg8_g6", 1)])
+def test_grouped_tensor_core_windows_bwd_weight_two_warps(tmp_path, case, split):
+    """The default set's 2-warp 16 x 4 x 32 grouped backward-weight windows (twenty-third session)."""
+    _check_group_window_bwd_weight(tmp_path, case, 32, 4, 1, split, "bf16", "a16", num_warps=2)
+
+
+def _check_group_window_bwd_weight(tmp_path, case, block_c, block_w, filter_rows, split, dtype, access, num_warps=4):
     fields = GROUP_WINDOW_CASES[case][0]
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
     inst = r.add("gw_win_bwd_weight", {"dtype": dtype, "channels_last": True, "block_p": 16 * block_w, "block_h": 16,
-                                       "block_w": block_w, "block_c": block_c, "num_warps": 4, "access": access,
+                                       "block_w": block_w, "block_c": block_c, "num_warps": num_warps, "access": access,
                                        "unroll": 3, "stride_w": fields["stride"][-1], "filter_rows": filter_rows,
                                        "split": split})
     assert inst.name.startswith("gw_win_bwd_weight_")
