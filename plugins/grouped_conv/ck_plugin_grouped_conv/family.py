@@ -439,13 +439,22 @@ def pixel_split_reason(key, p: ConvProblem) -> str | None:
     """Why a backward-weight key whose reduction runs over N·output pixels in blocks of
     ``block_k``, split over ``split_k`` programs, cannot serve ``p``: fewer blocks than splits
     (shares are rounded up, so some splits may still get none, adding zero partials), or without
-    a split more than :data:`MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator; else None."""
+    a split's share more than :data:`MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator; else None."""
     pixels = p.N * p.out_pixels
     if key.split_k > 1 and math.ceil(pixels / key.block_k) < key.split_k:
         return f"N·output pixels = {pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
-    if key.split_k == 1 and pixels > MAX_UNSPLIT_REDUCTION:
-        return f"N·output pixels = {pixels} > {MAX_UNSPLIT_REDUCTION} in one accumulator (split_k > 1 instances divide it)"
-    return None
+    return accumulator_reason(pixels, key.split_k, MAX_UNSPLIT_REDUCTION)
+
+
+def accumulator_reason(pixels: int, split_k: int, limit: int) -> str | None:
+    """Why ``pixels`` (N·output pixels) shared by ``split_k`` programs put more than ``limit``
+    in one fp32 accumulator (the split's share, rounded up), or None."""
+    share = math.ceil(pixels / split_k)
+    if share <= limit:
+        return None
+    if split_k == 1:
+        return f"N·output pixels = {pixels} > {limit} in one accumulator (split_k > 1 instances divide it)"
+    return f"N·output pixels / split_k = {share} > {limit} in one accumulator (more splits divide it)"
 
 
 class ConvBwdWeight(ConvFamily):

@@ -124,6 +124,23 @@ def test_tma_backward_weight_refuses_more_splits_than_patches(reg):
     assert "fewer than split_k=64" in reg.family(inst).supports(inst.key, p)
 
 
+def test_tma_backward_weight_caps_each_splits_accumulator(reg):
+    """A TMA backward-weight split takes at most MAX_TMA_SPLIT_REDUCTION pixels in its fp32
+    accumulator (split 2 failed the bf16 check at 953312 per split on an H100): on 64 x 31^3
+    output pixels, splits 1, 2 and 4 are refused, 16 and 64 serve."""
+    from ck_plugin_grouped_conv.tma import MAX_TMA_SPLIT_REDUCTION
+
+    op = "grouped_conv_bwd_weight"
+    p = reg.problem(op, ndim=3, N=64, G=1, C=32, K=32, spatial=[31, 31, 31], filter=[3, 3, 3], stride=[1, 1, 1],
+                    pad=[1, 1, 1], dilation=[1, 1, 1], dtype="bf16", layout="ndhwgc")
+    why = {i.key.split_k: reg.family(i).supports(i.key, p) for i in _tma_instances(reg, op, "bf16")}
+    assert {1, 2, 4, 16, 64} <= set(why)
+    for split in (1, 2, 4):
+        assert "in one accumulator" in (why[split] or ""), (split, why[split])
+        assert -(-p.N * p.out_pixels // split) > MAX_TMA_SPLIT_REDUCTION
+    assert why[16] is None and why[64] is None
+
+
 @pytest.mark.parametrize("op", TMA_OPS + ("grouped_conv_bwd_weight",))
 @pytest.mark.parametrize("fields,dtype,layout_cl,expected", [
     (case(2, 1, 1, 16, 16, (8, 8), 3, pad=1), "bf16", False, "channels-last"),
