@@ -202,6 +202,14 @@ def _window_keys(family, dtype, full):
 _WINDOW_BWD_WEIGHT = [((32, 8, 32, 4), 3, 1), ((16, 8, 32, 2), 7, 1), ((16, 8, 64, 4), 3, 1),
                       ((16, 8, 32, 2), 3, 2), ((32, 8, 32, 4), 7, 1), ((8, 8, 64, 2), 3, 2),
                       ((16, 8, 32, 2), 3, 1), ((8, 8, 64, 2), 3, 1)]
+# 5 taps per step, for 5-wide filters (EfficientNet's 5x5 layers): with 3, a 5-tap filter row ran
+# one step and two single taps. From a sweep of 72 bf16 5-tap instances (benchmarks/
+# make_dw_window_sweep.py --op bwd_weight --steps 5 --warps 2,4) on 10 depthwise 5x5 problems (the
+# dataset's 6 and EfficientNet-B0's other 5x5 layers; one H100 host, twenty-third session,
+# benchmarks/results/dw5_window_t5_sweep_h100.jsonl.gz): the default set's best came to 0.911 of
+# the best measured on the 8 problems a16 serves (geomean), with these three tiles 0.985
+# (effb0.dw5x5_240: 54.8 -> 44.7 us).
+_WINDOW_BWD_WEIGHT += [((16, 8, 32, 2), 5, 1), ((16, 8, 32, 2), 5, 2), ((8, 8, 64, 2), 5, 1)]
 _WINDOW_SPLITS = (4, 16, 64)
 # ``v4`` twins (channel counts divisible by 4 but not 16, e.g. X3D's 108 and 216, RegNet's 120,
 # 824): without them those problems had only the tap-by-tap kernels, x3d.dw108 199 µs on an H100

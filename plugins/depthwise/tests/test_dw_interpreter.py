@@ -375,6 +375,8 @@ WINDOW_CASES = {
     "2d_k7": (dw_case(2, 1, 16, 1, (9, 13), 7, pad=3), 7),
     "2d_k7_t5": (dw_case(2, 1, 16, 1, (9, 13), 7, pad=3), 5),
     "2d_1x11": (dw_case(2, 1, 16, 1, (6, 14), (1, 11), pad=(0, 5)), 5),
+    "2d_k5s2_t5": (dw_case(2, 2, 16, 1, (11, 10), 5, stride=2, pad=2), 5),  # EfficientNet's 5x5, stride 2
+    "2d_k3_t5": (dw_case(2, 2, 16, 1, (9, 11), 3, pad=1), 5),  # more taps per step than the filter has
     "3d_k3s2": (dw_case(3, 1, 16, 1, (4, 5, 6), 3, stride=(1, 2, 2), pad=1), 3),
 }
 
@@ -580,14 +582,15 @@ def test_backward_weight_second_stage_per_pass(reg):
 
 
 def test_backward_weight_window_rules(reg, tmp_path):
-    """dw_win_bwd_weight: in the default set, 8-column tiles (eight ``a16``, four ``v4``) × three
-    splits per dtype (sets.py);
+    """dw_win_bwd_weight: in the default set, 8-column tiles (eleven ``a16``, three of them with 5
+    taps per step; four ``v4``) × three splits per dtype (sets.py);
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
     per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`; at 7 taps
     per step and split <= 16, `reduce_pass_scan`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
-    assert len(win) == 3 * (8 + 4) * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
+    assert len(win) == 3 * (11 + 4) * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
+    assert {k.unroll for k in win} == {3, 5, 7} and sum(k.unroll == 5 for k in win) == 3 * 3 * 3
     assert all(k.channels_last and k.multiplier_one for k in win)
     assert sum(k.access == "v4" for k in win) == 3 * 4 * 3 and {k.access for k in win} == {"a16", "v4"}
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
