@@ -68,6 +68,13 @@ def _bwd_weight_spatial(family, dtype):
     return out
 
 
+# Generic (64-bit) multiplier-one twins are left out of backward-weight and backward-data: on the
+# dataset problems both twins serve (H100 rows) they ran 1.57x (backward-weight, 59 pairs) and
+# 1.34x (backward-data, 53 pairs) the general-multiplier twins' time, and dropping them changed no
+# problem's best (44 and 43 problems; twenty-third session). Forward keeps them (0.92x).
+_GENERIC_M1_SLOWER = ("bwd_weight", "bwd_data")
+
+
 def _bwd_weight_keys(family, dtype, channels_last):
     """Default backward-weight instances: every tile × taps per pass × split with multiplier one
     and aligned access, and unsplit with 3 taps per pass (problems of few pixel blocks); the
@@ -79,6 +86,8 @@ def _bwd_weight_keys(family, dtype, channels_last):
         first = (bp, bc, w) == tiles[0]
         if access == "v4" and not (m1 and channels_last):
             continue  # 4-element channel vectors: channels-last, multiplier one
+        if access == "generic" and m1 and family.direction in _GENERIC_M1_SLOWER:
+            continue  # the general-multiplier twin serves
         if not (m1 and access == "a16"):
             if not first:
                 continue
@@ -115,6 +124,8 @@ def _keys(family, dtype, channels_last, full):
         for extra, m1 in itertools.product(variants, (True, False)):
             if access == "v4" and not m1:
                 continue
+            if access == "generic" and m1 and family.direction in _GENERIC_M1_SLOWER and not full:
+                continue  # the general-multiplier twin serves
             out.append(cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
                            num_stages=s, access=access, multiplier_one=m1, **extra))
     return out
@@ -178,9 +189,12 @@ def _window_keys(family, dtype, full):
     strides = (1, 2) if fwd else (1,)
     combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
               itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, strides, (1, 2) if full else (1,))]
+    # Forward i32 takes the general-multiplier window only: its multiplier-one twin compiled to 255
+    # registers with a 40-byte stack (186 and none for the general one) and ran 1.13x slower on the
+    # 68 forward dataset problems both serve (H100 rows; dropping it cost their best 0.04%).
     combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
                itertools.product(("a16", "v4", "i32"), (True, False), strides) if (access, m1) != ("a16", True)
-               and (m1 or (fwd and access != "v4"))]
+               and (m1 or (fwd and access != "v4")) and not (fwd and access == "i32" and m1)]
     combos = [(*c, 0) for c in dict.fromkeys(combos)]
     if dtype.itemsize == 2:
         combos += [(t, "a16", True, steps, 1, 1, cap) for t, cap in _WINDOW_CAPPED.items() for steps in _WINDOW_STEPS]
