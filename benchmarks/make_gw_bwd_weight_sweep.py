@@ -5,10 +5,12 @@ ResNeXt-50 l2-l4 and ResNeXt-3D (twenty-second session, bench_conv_bwd_weight_v4
 Holds (1) the default set's bf16 channels-last instances of the three families that serve those
 rows (implicit GEMM ``conv_bwd_weight``, ``conv_tma_bwd_weight``, grouped windows
 ``gw_win_bwd_weight``), so the sweep and its reference are measured in one run; (2) implicit-GEMM
-tiles the default set lacks: rows (output channels per group) 16 and 32, few or no splits, 2 and
-4 warps, 3 stages (2 and 4 where block_k < 128 at 4 warps and split < 4), one or two
-groups per program (rows 16 and 32); (3) the grouped windows' full-set tiles at
-splits 1-32; (4) TMA tiles at split 1 and 2. Every new key passes its family's static check.
+tiles of 16, 32 and 64 rows (output channels per group) with 1, 2 or 4 splits, 2 or 4 warps, 3
+stages (2 and 4 where block_k < 128 at 4 warps and split < 4), one or two groups per program (rows
+16 and 32); (3) twelve grouped-window tiles (8-64 rows x 2 or 4 columns x 32 or 64 channels, 2 or
+4 warps) at splits 1-32 and column strides 1 and 2; (4) TMA tiles (four patches x 64x64 and 64x32)
+at splits 1 and 2. Every new key passes its family's static check. The default set has since taken
+eight of them, so a rerun lists the same instances in another order.
 
 usage: python benchmarks/make_gw_bwd_weight_sweep.py [--out benchmarks/sweep_gw_bwd_weight.json]
 """

@@ -68,7 +68,8 @@ def _bwd_weight_spatial(family, dtype):
     return out
 
 
-# Generic (64-bit) multiplier-one twins are left out of backward-weight and backward-data: on the
+# Generic (64-bit) multiplier-one twins are left out of the default set in backward-weight and
+# backward-data (the full set keeps them): on the
 # dataset problems both twins serve (H100 rows) they ran 1.57x (backward-weight, 59 pairs) and
 # 1.34x (backward-data, 53 pairs) the general-multiplier twins' time, and dropping them changed no
 # problem's best (44 and 43 problems; twenty-third session). Forward keeps them (0.92x).
@@ -78,8 +79,9 @@ _GENERIC_M1_SLOWER = ("bwd_weight", "bwd_data")
 def _bwd_weight_keys(family, dtype, channels_last):
     """Default backward-weight instances: every tile × taps per pass × split with multiplier one
     and aligned access, and unsplit with 3 taps per pass (problems of few pixel blocks); the
-    first tile with 3 taps per pass for the general multiplier and for the 32-bit and generic
-    access modes."""
+    first tile with 3 taps per pass in the other access modes: multiplier one in ``v4`` and
+    ``i32`` (not ``generic``: :data:`_GENERIC_M1_SLOWER`), the general multiplier in ``a16``,
+    ``i32`` and ``generic``."""
     tiles = _BW_CL if channels_last else _BW_CF
     out = []
     for (bp, bc, w), m1, access in itertools.product(tiles, (True, False), ("a16", "v4", "i32", "generic")):
@@ -181,20 +183,21 @@ _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8,
 def _window_keys(family, dtype, full):
     """Sliding-window instances: every tile × taps per step (× forward column stride 1, 2) with
     multiplier one and ``a16``; the first tile with 3 taps per step also ``v4`` and ``i32``
-    (forward: and general-multiplier). Full: the swept tiles with dilation 1 and 2 too
-    (multiplier one, ``a16``), plus the default set's others. Both sets: the 16-bit
+    (forward: also general-multiplier in ``a16`` and ``i32``, and in the default set ``i32``
+    only general-multiplier: its multiplier-one twin spills). Full: the swept tiles with
+    dilation 1 and 2 too (multiplier one, ``a16``), plus the default set's others. Both sets: the 16-bit
     :data:`_WINDOW_CAPPED` tiles also with their register cap (unit column stride, multiplier
     one, ``a16``)."""
     fwd = family.direction == "fwd"
     strides = (1, 2) if fwd else (1,)
     combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
               itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, strides, (1, 2) if full else (1,))]
-    # Forward i32 takes the general-multiplier window only: its multiplier-one twin compiled to 255
+    # Default forward i32: the general-multiplier window only: its multiplier-one twin compiled to 255
     # registers with a 40-byte stack (186 and none for the general one) and ran 1.13x slower on the
     # 68 forward dataset problems both serve (H100 rows; dropping it cost their best 0.04%).
     combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
                itertools.product(("a16", "v4", "i32"), (True, False), strides) if (access, m1) != ("a16", True)
-               and (m1 or (fwd and access != "v4")) and not (fwd and access == "i32" and m1)]
+               and (m1 or (fwd and access != "v4")) and not (fwd and access == "i32" and m1 and not full)]
     combos = [(*c, 0) for c in dict.fromkeys(combos)]
     if dtype.itemsize == 2:
         combos += [(t, "a16", True, steps, 1, 1, cap) for t, cap in _WINDOW_CAPPED.items() for steps in _WINDOW_STEPS]

@@ -438,17 +438,22 @@ MAX_UNSPLIT_REDUCTION = 2**19
 def pixel_split_reason(key, p: ConvProblem) -> str | None:
     """Why a backward-weight key whose reduction runs over N·output pixels in blocks of
     ``block_k``, split over ``split_k`` programs, cannot serve ``p``: fewer blocks than splits
-    (shares are rounded up, so some splits may still get none, adding zero partials), or without
-    a split's share more than :data:`MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator; else None."""
+    (shares are rounded up, so some splits may still get none, adding zero partials), or, unsplit,
+    more than :data:`MAX_UNSPLIT_REDUCTION` pixels in one fp32 accumulator; else None. Split
+    instances take any length (they passed at 1.9 M pixels where every unsplit one failed, and the
+    generic split ones are what serves the longest reductions)."""
     pixels = p.N * p.out_pixels
-    if key.split_k > 1 and math.ceil(pixels / key.block_k) < key.split_k:
-        return f"N·output pixels = {pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
-    return accumulator_reason(pixels, key.split_k, MAX_UNSPLIT_REDUCTION)
+    if key.split_k > 1:
+        if math.ceil(pixels / key.block_k) < key.split_k:
+            return f"N·output pixels = {pixels} has fewer than split_k={key.split_k} blocks of {key.block_k}"
+        return None
+    return accumulator_reason(pixels, 1, MAX_UNSPLIT_REDUCTION)
 
 
 def accumulator_reason(pixels: int, split_k: int, limit: int) -> str | None:
     """Why ``pixels`` (N·output pixels) shared by ``split_k`` programs put more than ``limit``
-    in one fp32 accumulator (the split's share, rounded up), or None."""
+    in one fp32 accumulator (the split's share ceil(pixels / split_k); a kernel that rounds shares
+    up to whole blocks may give one split a little more), or None."""
     share = math.ceil(pixels / split_k)
     if share <= limit:
         return None
@@ -487,7 +492,7 @@ class ConvBwdWeight(ConvFamily):
 
     def supports(self, key, p):
         """The shared rules; filter taps a multiple of ``tap_block``; for a split at least
-        ``split_k`` blocks of output pixels, without one at most :data:`MAX_UNSPLIT_REDUCTION`."""
+        ``split_k`` blocks of output pixels, unsplit at most :data:`MAX_UNSPLIT_REDUCTION` pixels."""
         if key.tap_block > 1 and p.taps % key.tap_block:
             return f"{p.taps} filter taps, not a multiple of tap_block={key.tap_block}"
         return super().supports(key, p) or pixel_split_reason(key, p)

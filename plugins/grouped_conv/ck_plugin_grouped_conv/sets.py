@@ -26,7 +26,7 @@ _WGRAD = [(64, 64, 64, 4, 3, s) for s in (1, 4, 16, 64)] + [(128, 128, 64, 8, 3,
          [(32, 32, 64, 4, 3, s) for s in (8, 32)]
 _WGRAD_MERGED = [(32, 32, 64, 4, 3, s, gpb) for gpb in (2, 4, 8) for s in (8, 32)] + \
                 [(64, 64, 64, 4, 3, s, gpb) for gpb in (2, 4, 8, 16) for s in (8, 32)] + \
-                [(16, 32, 64, 4, 3, 4, 2)]  # batch-1 ResNeXt (sweep of the TMA_WGRAD note below)
+                [(16, 32, 64, 4, 3, 4, 2)]  # batch-1 ResNeXt (the sweep of the _TMA_WGRAD note below)
 # Tap blocks, in the full set only: one dy tile and pixel decomposition serve 9 taps (32x32 dw
 # tiles) or 3 (64x64). Measured on the 72 tune problems they serve (H100, 2026-11-25): before the
 # pixel steps became mixed-radix carries they won 10 (by up to 1.35x), after it 4 (by at most
@@ -162,10 +162,12 @@ _TMA_WGRAD = [(4, 32, 64, 64, 4, 3, 4), (1, 128, 64, 64, 4, 3, 16), (8, 16, 64, 
               (8, 8, 64, 64, 4, 3, 4), (1, 64, 64, 128, 4, 3, 4), (1, 128, 64, 64, 4, 3, 64),
               (16, 8, 128, 64, 4, 3, 4), (8, 16, 64, 64, 4, 3, 64), (4, 32, 64, 64, 4, 3, 16)]
 # Few-split twins for short reductions (7x7 and 14x14 grouped layers: ResNeXt-50 l4, RegNetX s3/s4),
-# and a 32-column tile for 32 channels per group: chosen greedily (with the pointer and grouped-window
-# tiles below) from a sweep of 553 bf16 instances on the 11 bf16 2-D/3-D grouped suite rows (one H100,
-# twenty-third session, benchmarks/make_gw_bwd_weight_sweep.py, benchmarks/results/gw_bwd_weight_sweep_h100.jsonl.gz):
-# the default set's best reached 0.948 of the sweep's best per row (geomean), with these 1.000.
+# and a 32-column tile for 32 channels per group: four of the eight instances chosen greedily from a
+# sweep of 553 bf16 instances on the 11 bf16 2-D/3-D grouped suite rows (one H100, twenty-third
+# session, benchmarks/make_gw_bwd_weight_sweep.py, benchmarks/results/gw_bwd_weight_sweep_h100.jsonl.gz;
+# the others: the 16x32x64 two-group tile in _WGRAD_MERGED above and three grouped windows in the
+# depthwise plugin's sets.py): the default set's best reached 0.948 of the sweep's best per row
+# (geomean), with all eight 1.000.
 _TMA_WGRAD += [(8, 8, 64, 64, 4, 3, 1), (8, 8, 64, 32, 4, 3, 2), (8, 16, 64, 64, 4, 3, 1), (4, 32, 64, 64, 4, 3, 2)]
 
 

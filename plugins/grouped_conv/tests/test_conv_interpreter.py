@@ -61,7 +61,7 @@ def problem_for(reg, inst):
     else:
         # a split needs 2 steps of the 3x3 taps per split; TMA patches at a stride above 1 need
         # C/G a multiple of the channel box (test_conv_tma.py covers those)
-        stride = 1 if unit or split > 1 or hasattr(k, "block_h") else 2
+        stride = 1 if unit or split > 1 or inst.family.startswith("conv_tma") else 2
         fields = case(2, 2, G, G * Cg, G * Kg, (16, 32) if cf16 else (7, 6), 3, stride=stride, pad=1)
     return reg.problem(inst.op, **fields, dtype=k.dtype.value, layout=layout(2, k.channels_last))
 
@@ -95,6 +95,13 @@ def test_long_backward_weight_reductions_need_a_split(reg):
                and i.key.split_k == 1 and i.key.dtype.value == "bf16" and i.key.channels_last and i.key.groups_per_block == 1]
     assert unsplit and all("in one accumulator" in rejected[i.name] for i in unsplit)
     assert any(i.key.access.value == "generic" for i in conv)
+    # Far longer reductions (67 M pixels, beyond int32 offsets too): a split generic instance still
+    # serves; the accumulator limit is on unsplit pointer instances only (and per split for TMA).
+    huge = reg.problem("grouped_conv_bwd_weight", ndim=3, N=256, G=1, C=64, K=64, spatial=[64, 64, 64],
+                       filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1], dtype="bf16",
+                       layout="ndhwgc")
+    cands, _ = reg.candidates(huge)
+    assert [c for c in cands if c.instance.family == "conv_bwd_weight" and c.instance.key.split_k > 1]
 
 
 # Backward-data's stride phases: strides that do and do not share a factor with the dilation
