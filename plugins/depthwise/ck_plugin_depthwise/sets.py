@@ -183,21 +183,21 @@ _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8,
 def _window_keys(family, dtype, full):
     """Sliding-window instances: every tile × taps per step (× forward column stride 1, 2) with
     multiplier one and ``a16``; the first tile with 3 taps per step also ``v4`` and ``i32``
-    (forward: also general-multiplier in ``a16`` and ``i32``, and in the default set ``i32``
-    only general-multiplier: its multiplier-one twin spills). Full: the swept tiles with
-    dilation 1 and 2 too (multiplier one, ``a16``), plus the default set's others. Both sets: the 16-bit
+    (forward: also general-multiplier in ``a16`` and ``i32``, and ``i32`` only
+    general-multiplier: its multiplier-one twin spills). Full: the swept tiles with dilation 1
+    and 2 too (multiplier one, ``a16``), plus the default set's others. Both sets: the 16-bit
     :data:`_WINDOW_CAPPED` tiles also with their register cap (unit column stride, multiplier
     one, ``a16``)."""
     fwd = family.direction == "fwd"
     strides = (1, 2) if fwd else (1,)
     combos = [(t, "a16", True, steps, stride, dil) for t, steps, stride, dil in
               itertools.product(_WINDOW_FULL if full else _WINDOW, _WINDOW_STEPS, strides, (1, 2) if full else (1,))]
-    # Default forward i32: the general-multiplier window only: its multiplier-one twin compiled to 255
+    # Forward i32 (both sets): the general-multiplier window only: its multiplier-one twin compiled to 255
     # registers with a 40-byte stack (186 and none for the general one) and ran 1.13x slower on the
     # 68 forward dataset problems both serve (H100 rows; dropping it cost their best 0.04%).
     combos += [(_WINDOW[0], access, m1, 3, stride, 1) for access, m1, stride in
                itertools.product(("a16", "v4", "i32"), (True, False), strides) if (access, m1) != ("a16", True)
-               and (m1 or (fwd and access != "v4")) and not (fwd and access == "i32" and m1 and not full)]
+               and (m1 or (fwd and access != "v4")) and not (fwd and access == "i32" and m1)]
     combos = [(*c, 0) for c in dict.fromkeys(combos)]
     if dtype.itemsize == 2:
         combos += [(t, "a16", True, steps, 1, 1, cap) for t, cap in _WINDOW_CAPPED.items() for steps in _WINDOW_STEPS]
