@@ -2,9 +2,10 @@
 (CPU only): how a kernel change moved each group, when a dataset's problems were measured again.
 Groups: family, split (``_k``), taps per step (``_t``) and dtype, parsed from instance names.
 Pruned rows are left out on either side: ``ckcore tune`` stops early on instances it judges over
-10x slower than the best so far (three samples up to the twenty-second session, six since:
-``ckcore.measure.first_runs``), and a stall then stands alone. So a row of 3 samples or fewer, or
-of 6 or fewer at 10x its problem's best time or more, does not count.
+``PRUNE_RATIO`` (10) times slower than the best so far (three samples up to the twenty-second
+session, six since: ``ckcore.measure.first_runs``), and a stall then stands alone. So a row of 3
+samples or fewer, or of 6 or fewer at ``PRUNE_RATIO`` times its problem's best or more, does not
+count.
 usage: python benchmarks/dataset_ratio.py OLD.jsonl.gz NEW.jsonl.gz [--match REGEX]
 """
 
@@ -15,6 +16,7 @@ import math
 import re
 
 from ckcore.tune import Dataset
+from ckcore.tune.worker import PRUNE_RATIO
 
 
 def times(path):
@@ -25,7 +27,7 @@ def times(path):
 
     def pruned(r):
         n = r.get("samples") or 0
-        return n <= 3 or (n <= 6 and r["time_ms"] >= 10 * best[r["problem_name"]])
+        return n <= 3 or (n <= 6 and r["time_ms"] >= PRUNE_RATIO * best[r["problem_name"]])
 
     return {(r["problem_name"], r["instance"]): r["time_ms"] for r in rows if not pruned(r)}
 
