@@ -3,6 +3,6 @@ and resumable, into a dataset for learned selection (CK's tile engine)."""
 
 from .dataset import COLUMNS, SCHEMA, STATUSES, Dataset, describe, provenance
 from .generate import generate_problems
-from .runner import tune
+from .runner import problem_pairs, tune
 
-__all__ = ["COLUMNS", "SCHEMA", "STATUSES", "Dataset", "describe", "provenance", "generate_problems", "tune"]
+__all__ = ["COLUMNS", "SCHEMA", "STATUSES", "Dataset", "describe", "provenance", "generate_problems", "problem_pairs", "tune"]

@@ -14,11 +14,27 @@ from ..errors import InvalidKernelKey
 from .dataset import SCHEMA, Dataset, provenance, provenance_id
 from .worker import Worker, make_registry
 
-__all__ = ["tune"]
+__all__ = ["problem_pairs", "tune"]
 
 
 def _floats(features: dict) -> dict[str, float]:
     return {str(k): float(v) for k, v in features.items()}
+
+
+def problem_pairs(reg, op: str, problem) -> list[tuple[Any, Any, Any]]:
+    """The pairs a tune measures for ``problem``: (declared instance, the variant that runs the
+    problem (e.g. a GEMM's fused epilogue; rows name it), its family) for every instance of
+    ``op`` that ``reg`` declares whose variant is valid and supported."""
+    out = []
+    for declared in reg.of_op(op):
+        fam = reg.family(declared)
+        try:
+            inst = reg.specialized(declared, problem)
+        except InvalidKernelKey:  # no valid variant for this problem (e.g. fp32 out on a 16-bit tile)
+            continue
+        if fam.supports(inst.key, problem) is None:
+            out.append((declared, inst, fam))
+    return out
 
 
 def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str | None = None,
@@ -52,15 +68,7 @@ def tune(op: str, problems: Sequence[dict], out: str | Path, *, kernel_set: str 
     for fields in problems:
         problem = spec.problem(**fields)
         pairs = []
-        for declared in reg.of_op(op):
-            fam = reg.family(declared)
-            # The variant that runs the problem (e.g. a GEMM's fused epilogue), which rows name.
-            try:
-                inst = reg.specialized(declared, problem)
-            except InvalidKernelKey:  # no valid variant for this problem (e.g. fp32 out on a 16-bit tile)
-                continue
-            if fam.supports(inst.key, problem) is not None:
-                continue
+        for declared, inst, fam in problem_pairs(reg, op, problem):
             if (op, problem.name, inst.name) in done:
                 skipped += 1
                 continue

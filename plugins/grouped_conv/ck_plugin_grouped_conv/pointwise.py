@@ -37,6 +37,7 @@ import attrs
 from ckcore import DType, KernelFamily
 from ckcore.arch import ArchSpec, DeviceSpec
 
+from .family import MAX_UNSPLIT_REDUCTION, accumulator_reason
 from .problem import ConvProblem
 
 __all__ = ["DIRECTIONS", "LAYOUT", "PointwiseGemm", "pointwise_reason", "gemm_fields", "gemm_views", "gemm_tensors", "pointwise_families"]
@@ -183,6 +184,14 @@ class PointwiseGemm(KernelFamily):
         reason = pointwise_reason(p)
         if reason:
             return reason
+        if self.direction == "bwd_weight":
+            # The reduction runs over N·output pixels, as in the conv families' backward-weight
+            # kernels, and meets the same fp32 accumulator limit: every unsplit pointwise kernel
+            # failed the fp16 check at 778688 pixels (max abs error 4.38, the split conv kernels
+            # 1.04-2.55; one H100, twenty-fourth session); 401408 passed in bf16.
+            reason = accumulator_reason(p.N * p.out_pixels, getattr(key, "split_k", 1), MAX_UNSPLIT_REDUCTION)
+            if reason:
+                return reason
         reason = self.inner.supports(key, self._gemm(p))
         return f"as a {LAYOUT[self.direction]} GEMM: {reason}" if reason else None
 

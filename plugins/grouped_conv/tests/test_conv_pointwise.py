@@ -157,3 +157,21 @@ def test_pointwise_problems_get_gemm_candidates_and_others_do_not(reg):
     assert any(c.instance.family.startswith("conv_") and not c.instance.family.startswith("pw_") for c in cands)
     q = reg.problem("grouped_conv_fwd", **case(2, 2, 1, 32, 80, (7, 5), 3, pad=1), dtype="bf16", layout="nhwgc")
     assert not any(c.instance.family.startswith("pw_") for c in reg.candidates(q)[0])
+
+
+def test_pointwise_backward_weight_keeps_the_accumulator_limit(reg):
+    """N·output pixels past MAX_UNSPLIT_REDUCTION in one fp32 accumulator failed the fp16 check
+    on every unsplit pointwise kernel (778688 pixels); such problems keep the split conv kernels."""
+    from ck_plugin_grouped_conv.family import MAX_UNSPLIT_REDUCTION
+
+    op = "grouped_conv_bwd_weight"
+    pw = [i for i in reg.of_op(op) if i.family.startswith("pw_") and getattr(i.key, "split_k", 1) == 1]
+    assert pw
+    for n, refused in ((MAX_UNSPLIT_REDUCTION // 64, False), (MAX_UNSPLIT_REDUCTION // 64 + 1, True)):
+        p = reg.problem(op, ndim=1, N=n, G=1, C=32, K=16, spatial=[64], filter=[1], stride=[1], pad=[0],
+                        dilation=[1], dtype="fp16", layout="nwgc")
+        reasons = [reg.family(i).supports(i.key, p) for i in pw if i.key.dtype.value == "fp16"]
+        assert reasons and all((r is not None and "one accumulator" in r) == refused for r in reasons), reasons[:3]
+        cands, _ = reg.candidates(p)
+        assert cands and (not refused or not any(c.instance.family.startswith("pw_") and
+                                                 getattr(c.instance.key, "split_k", 1) == 1 for c in cands))
