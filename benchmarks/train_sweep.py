@@ -2,7 +2,7 @@
 
 Runs ``ckcore train``'s cross-validation (5 folds grouped by problem, fold seeds 0 and 1) for each
 setting in ``--configs`` (JSON list; keys ``params`` and ``rparams``: LightGBM parameters over
-``ckcore.train.PARAMS`` / ``RANK_PARAMS``, ``rounds``, ``rank_rounds``, ``rank_weight``) and prints
+``ckcore.train.PARAMS`` / ``RANK_PARAMS``, ``rounds``, ``rank_rounds``, ``rank_weight``, ``rank_top``: None ranks every candidate) and prints
 one JSON line of metrics per (seed, setting). With ``--worst N`` it then lists the N held-out
 problems of the shipped settings (seed 0) with the lowest efficiency: the picked and the best
 instance, measured and predicted times. Features are recomputed by the installed plugins, so a
@@ -36,7 +36,7 @@ def held_out(rows, names, fold_of, cfg):
         ranker = T._fit_ranker(train, names, rparams, rank_rounds) if weight else None
         out_rows += test
         out_pred += list(predict_matrix(booster, feature_matrix([r["features"] for r in test], names), rules, ranker,
-                                        weight))
+                                        weight, cfg.get("rank_top", T.RANK_TOP), [r["problem"] for r in test]))
     return out_rows, out_pred
 
 

@@ -216,3 +216,49 @@ def test_every_shipped_model_matches_the_installed_plugins():
         assert model is not None, (op, why)
         checked.append(op)
     assert {"gemm", "grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight"} <= set(checked)
+
+
+def test_ranker_scores_only_the_regressors_first_rows():
+    """``ranked``: the ranker scores the regressor's first ``top`` rows only; they get weight x
+    (their best score - theirs), every other row comes after them in the regressor's order."""
+    from ckcore.heuristics.learned import ranked
+
+    out = np.array([3.0, 1.0, 2.0, 5.0, 4.0, 0.5])
+    scores = np.array([0.0, 2.0, 5.0, 1.0, 9.0, 1.0])
+    asked = []
+
+    def score_of(idx):
+        asked.append(sorted(int(i) for i in idx))
+        return scores[idx]
+
+    got = ranked(out, score_of, 0.5, 3)
+    assert asked == [[1, 2, 5]]  # the regressor's first three: 0.5, 1.0, 2.0
+    assert got[[5, 1, 2]] == pytest.approx([0.5 + 0.5 * 4, 1.0 + 0.5 * 3, 2.0])
+    assert min(got[[0, 3, 4]]) > max(got[[1, 2, 5]])
+    assert list(np.argsort(got[[0, 4, 3]])) == [0, 1, 2]  # the rest in the regressor's order
+    every = ranked(out, lambda idx: scores[idx], 0.5, None)
+    assert every == pytest.approx(out + 0.5 * (scores.max() - scores))
+    assert ranked(out, lambda idx: scores[idx], 0.5, 6) == pytest.approx(every)
+
+
+def test_fold_predictions_rank_each_problem_as_run_time_does():
+    """``predict_matrix`` over rows of several problems (training folds) equals one call per
+    problem (run time), ranker top included."""
+    from ckcore.heuristics.learned import predict_matrix
+
+    rng = np.random.default_rng(0)
+
+    class Linear:  # a stand-in booster: a fixed linear score
+        def __init__(self, w):
+            self.w = w
+
+        def predict(self, x, num_threads=1):
+            return x @ self.w
+
+    x = rng.normal(size=(40, 3))
+    problems = rng.integers(0, 3, size=40)
+    reg_, rank_ = Linear(np.array([1.0, 0.5, 0.0])), Linear(np.array([0.0, 1.0, 2.0]))
+    whole = predict_matrix(reg_, x, None, rank_, 0.3, 4, list(problems))
+    for p in range(3):
+        rows = np.where(problems == p)[0]
+        assert whole[rows] == pytest.approx(predict_matrix(reg_, x[rows], None, rank_, 0.3, 4))
