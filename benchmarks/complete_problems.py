@@ -24,16 +24,18 @@ def main():
     reg.declare(args.op, args.set)
     spec = reg.catalog.op(args.op)
     rows = [r for r in Dataset(args.dataset).rows() if r["op"] == args.op]
-    by: dict[str, list[dict]] = {}
+    # Per provenance, as the tune resumes and training groups them: a problem measured partly
+    # on two machines is two partial problems.
+    by: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
-        by.setdefault(r["problem_name"], []).append(r)
+        by.setdefault((r["provenance_id"], r["problem_name"]), []).append(r)
     kept, partial = [], []
-    for name, items in by.items():
+    for (prov, name), items in by.items():
         want = {inst.name for _, inst, _ in problem_pairs(reg, args.op, spec.problem(**items[0]["problem"]))}
         if want <= {r["instance"] for r in items}:
             kept += items
         else:
-            partial.append(f"{name}: {len(items)} of {len(want)} pairs")
+            partial.append(f"{prov}/{name}: {len(items)} of {len(want)} pairs")
     Dataset.create(args.out, kept)
     print(json.dumps({"problems": len(by), "complete": len(by) - len(partial), "rows_kept": len(kept),
                       "partial": partial, "out": args.out}))

@@ -10,9 +10,9 @@ import pytest
 
 from ckcore.cli import main
 from ckcore.heuristics import Candidate
-from ckcore.heuristics.learned import (RANKED_TARGET, RESIDUAL_TARGET, LightGBMHeuristic, feature_matrix, load_model,
-                                       pair_features, problem_features)
-from ckcore.train import RANK_WEIGHT, train
+from ckcore.heuristics.learned import (RANKED_TARGET, RESIDUAL_TARGET, LightGBMHeuristic, ModelMismatch, feature_matrix,
+                                       load_model, pair_features, problem_features)
+from ckcore.train import RANK_TOP, RANK_WEIGHT, train
 
 DATA = Path(__file__).parent / "data"
 
@@ -85,9 +85,33 @@ def test_ranker_penalises_all_but_its_first(trained, reg, monkeypatch):
     x = feature_matrix(rows, model.features)
     base = model.booster.predict(x) + x[:, model.features.index("x_rules_log_ms")]
     score = model.ranker.predict(x)
+    weight = model.meta["ranker"]["weight"]
+    assert model.meta["ranker"]["top"] == RANK_TOP
+    model._rank_top = None  # as a model trained before ranker.top: the ranker over every candidate
     pred = model.predict_log_ms(rows)
-    assert pred == pytest.approx(base + model.meta["ranker"]["weight"] * (score.max() - score))
+    assert pred == pytest.approx(base + weight * (score.max() - score))
     assert pred[score.argmax()] == pytest.approx(base[score.argmax()])
+    model._rank_top = 3  # fewer than the candidates: the regressor's first three ranked, then the rest
+    assert len(rows) > 3
+    pred = model.predict_log_ms(rows)
+    keep = np.argsort(base, kind="stable")[:3]
+    rest = np.setdiff1d(np.arange(len(rows)), keep)
+    assert pred[keep] == pytest.approx(base[keep] + weight * (score[keep].max() - score[keep]))
+    assert np.exp(pred[rest]).min() > np.exp(pred[keep]).max()
+
+
+def test_model_with_a_bad_ranker_top_is_rejected(trained, monkeypatch):
+    from ckcore.heuristics.learned import Model
+
+    root, _, _ = trained
+    monkeypatch.syspath_prepend(str(root))
+    model = load_model("ckt_models", "gemm", "sm_90")
+    for top in (0, -2, 2.5, "12"):
+        meta = {**model.meta, "ranker": {**model.meta["ranker"], "top": top}}
+        with pytest.raises(ModelMismatch, match="ranker.top"):
+            Model(model.booster, meta, model.ranker)
+    meta = {**model.meta, "ranker": {k: v for k, v in model.meta["ranker"].items() if k != "top"}}
+    assert Model(model.booster, meta, model.ranker)._rank_top is None
 
 
 def test_model_without_its_ranker_file_is_rejected(trained, reg, monkeypatch, tmp_path):

@@ -76,7 +76,8 @@ def predict_matrix(booster, x: np.ndarray, rules_column: int | None, ranker=None
     estimate in column ``rules_column`` for residual models, then with a ``ranker`` per problem
     (:func:`ranked`): rank_weight x (the best ranker score - the row's score) added to the
     ``rank_top`` rows the regressor ranks first (every row when None), the other rows after
-    them. ``problems``: the problem of each row (training folds); None: the rows are one
+    them. ``problems``: the problem of each row (training folds: the ranker scores every row in
+    one call, and each problem's ranking takes its first rows' scores); None: the rows are one
     problem's candidates (run time)."""
     out = booster.predict(x, num_threads=1)
     if rules_column is not None:
@@ -94,6 +95,9 @@ def predict_matrix(booster, x: np.ndarray, rules_column: int | None, ranker=None
         idx = np.asarray(rows)
         result[idx] = ranked(out[idx], lambda sub, idx=idx: score[idx[sub]], rank_weight, rank_top)
     return result
+
+
+_AFTER = 1e-6  # log-ms margin between the last ranked row and the first row after them
 
 
 def ranked(out: np.ndarray, score_of, rank_weight: float, top: int | None) -> np.ndarray:
@@ -116,8 +120,9 @@ def ranked(out: np.ndarray, score_of, rank_weight: float, top: int | None) -> np
     rest = np.ones(n, dtype=bool)
     rest[keep] = False
     result[keep] = kept
-    # out[rest] >= out[keep].max(): every other row lands after the largest kept value
-    result[rest] = np.nextafter(kept.max(), np.inf) + (out[rest] - out[keep].max())
+    # out[rest] >= out[keep].max(): every other row lands after the largest kept value, by a
+    # margin that survives the exp the heuristic takes of these log values
+    result[rest] = kept.max() + _AFTER + (out[rest] - out[keep].max())
     return result
 
 
@@ -142,7 +147,10 @@ class Model:
             self.ranker = ranker
             self._rank_weight = float(meta["ranker"]["weight"])
             top = meta["ranker"].get("top")  # models trained before it rank every candidate
-            self._rank_top = int(top) if top is not None else None
+            if top is not None and (not isinstance(top, int) or top < 1):
+                raise ModelMismatch(f"selection model {meta.get('op')}/{meta.get('arch')}: ranker.top={top!r}, "
+                                    f"expected a positive integer or none")
+            self._rank_top = top
 
     def candidate_matrix(self, operator, problem, candidates: Sequence[Candidate], arch: ArchSpec,
                          device: DeviceSpec) -> np.ndarray:
