@@ -2,10 +2,11 @@
 
 Runs ``ckcore train``'s cross-validation (5 folds grouped by problem, fold seeds 0 and 1) for each
 setting in ``--configs`` (JSON list; keys ``params`` and ``rparams``: LightGBM parameters over
-``ckcore.train.PARAMS`` / ``RANK_PARAMS``, ``rounds``, ``rank_rounds``, ``rank_weight``, ``rank_top``: None ranks every candidate) and prints
-one JSON line of metrics per (seed, setting). With ``--worst N`` it then lists the N held-out
-problems of the shipped settings (seed 0) with the lowest efficiency: the picked and the best
-instance, measured and predicted times. Features are recomputed by the installed plugins, so a
+``ckcore.train.PARAMS`` / ``RANK_PARAMS``, ``rounds``, ``rank_rounds``, ``rank_weight``,
+``rank_top``: null ranks every candidate) and prints one JSON line of metrics per (seed,
+setting). With ``--worst N`` it then lists the N held-out problems of the shipped settings
+(seed 0) with the lowest efficiency: the picked and the best instance, measured and predicted
+times. Features are recomputed by the installed plugins, so a
 feature change can be scored before the shipped model is retrained.
 
 usage: python benchmarks/train_sweep.py OP [--configs '[{}, {"params": {"num_leaves": 63}}]'] [--worst 40]

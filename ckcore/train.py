@@ -18,8 +18,8 @@ candidates - the candidate's ranker score): the predicted log time, plus a penal
 candidates the ranker orders below its first (metadata ``"target":
 "log_ms_over_rules+ranker"``, the ranker in ``<op>_<arch>.rank.txt``). The ranker scores the
 regressor's first :data:`RANK_TOP` candidates only (metadata ``ranker.top``); the others come
-after them, in the regressor's order. Held-out scores are computed per problem the same way. Same folds (seed 0) on
-the H200 datasets (2026-11-22), held-out mean / P10 / min, regressor alone -> with the ranker:
+after them, in the regressor's order. Held-out scores are computed per problem the same way.
+Same folds (seed 0) on the H200 datasets (2026-11-22), held-out mean / P10 / min, regressor alone -> with the ranker:
 gemm 0.971 / 0.908 / 0.494 -> 0.972 / 0.907 / 0.494, forward 0.989 / 0.968 / 0.780 -> 0.993 /
 0.990 / 0.841, backward-data 0.985 / 0.959 / 0.526 -> 0.988 / 0.974 / 0.592, backward-weight
 0.964 / 0.859 / 0.354 -> 0.965 / 0.872 / 0.354; ``rank_weight=0`` trains the regressor alone.

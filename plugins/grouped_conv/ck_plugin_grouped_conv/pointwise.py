@@ -188,9 +188,9 @@ class PointwiseGemm(KernelFamily):
             # The reduction runs over N·output pixels, as in the conv families' backward-weight
             # kernels, in one fp32 accumulator per split: every unsplit pointwise kernel failed
             # the fp16 check at 778688 pixels (max abs error 4.38, the split conv kernels
-            # 1.04-2.55; one H100, twenty-fourth session); 401408 passed in bf16. The limit is
-            # checked per split, as for the TMA family (a split-K GEMM's share was not measured
-            # past it).
+            # 1.04-2.55; one H100, twenty-fourth session); 401408 passed in bf16. A split-K GEMM's
+            # share is held to the same limit (not measured past it; the TMA family checks its
+            # splits the same way, with its own limit).
             reason = accumulator_reason(p.N * p.out_pixels, getattr(key, "split_k", 1), MAX_UNSPLIT_REDUCTION)
             if reason:
                 return reason
