@@ -9,6 +9,9 @@ usage: python benchmarks/make_dw_window_sweep.py [--op fwd|bwd_data|bwd_weight] 
        [--from-default [--filter-rows 2,3 [--block-w 4]] [--tree-reduce-splits 16,64,256]]; then on the GPU:
        ckcore tune grouped_conv_fwd --suite SUITE --kernel-set-file FILE
 The eleventh session's sweep (benchmarks/sweep_dw_window.json) is the default arguments. With
+--multiplier-two: the product's tiles with multiplier_two (K/G = 2) instead of multiplier one, plus
+the tiles whose x tile [block_h, block_c / 2] still holds 8 elements per thread (block_h · block_c =
+16 · 32 · num_warps), each in a16 and i32, the ones the family's static check accepts. With
 --from-default: the default set's uncapped bf16 window instances of the op, once per non-zero
 register cap, and (backward-weight, --filter-rows) once per number of filter rows per program
 above 1 (and per --block-w) that the family's static check accepts, and (--tree-reduce-splits)
@@ -20,6 +23,8 @@ import json
 
 # (block_h, block_c, num_warps): block_h · block_c = 8 · 32 · num_warps
 TILES = [(8, 64, 2), (4, 128, 2), (16, 32, 2), (32, 32, 4), (16, 64, 4), (8, 128, 4), (64, 32, 8), (32, 64, 8)]
+# multiplier_two: block_h · block_c = 16 · 32 · num_warps (the x tile of block_c / 2 channels: 8 per thread)
+TILES_M2 = [(8, 128, 2), (16, 64, 2), (32, 32, 2), (16, 128, 4), (32, 64, 4)]
 
 
 def _ints(text):
@@ -36,6 +41,7 @@ def main():
     ap.add_argument("--warps", type=_ints, default=(2, 4, 8))
     ap.add_argument("--max-registers", type=_ints, default=(0,), help="register caps (maxnreg; 0: none)")
     ap.add_argument("--splits", type=_ints, default=(4, 16, 64), help="backward-weight: splits of the rows")
+    ap.add_argument("--multiplier-two", action="store_true", help="multiplier_two keys (K/G = 2), a16 and i32")
     ap.add_argument("--from-default", action="store_true",
                     help="cap the default set's bf16 window instances instead of the tile product")
     ap.add_argument("--filter-rows", type=_ints, default=(1,),
@@ -92,19 +98,35 @@ def _product(args):
     strides = (1,) if args.op == "bwd_data" else (1, 2)
     stages, rows_unroll = ((1,), (1,)) if bwd_weight else (args.stages, args.rows)
     splits = args.splits if bwd_weight else (0,)
-    tiles = [t for t in TILES if t[2] in args.warps]
+    tiles = [t for t in TILES + (TILES_M2 if args.multiplier_two else []) if t[2] in args.warps]
+    accesses = ("a16", "i32") if args.multiplier_two else ("a16",)
     inst = []
-    for (bh, bc, w), bw, steps, stride, stages_, rows, cap, split in itertools.product(
-            tiles, (4, 8), args.steps, strides, stages, rows_unroll, args.max_registers, splits):
+    for (bh, bc, w), bw, steps, stride, stages_, rows, cap, split, access in itertools.product(
+            tiles, (4, 8), args.steps, strides, stages, rows_unroll, args.max_registers, splits, accesses):
         key = {"dtype": "bf16", "channels_last": True, "block_p": bh * bw, "block_c": bc, "num_warps": w,
-               "num_stages": stages_, "access": "a16", "multiplier_one": True, "unroll": steps, "block_h": bh,
-               "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}
+               "num_stages": stages_, "access": access, "multiplier_one": not args.multiplier_two, "unroll": steps,
+               "block_h": bh, "block_w": bw, "stride_w": stride, "dilation_w": 1, "unroll_rows": rows}
+        if args.multiplier_two:
+            key["multiplier_two"] = True
         if cap:
             key["max_registers"] = cap
         if split:
             key["split"] = split
         inst.append({"family": f"dw_win_{args.op}", "key": key})
-    return inst
+    return _checked(inst) if args.multiplier_two else inst
+
+
+def _checked(inst):
+    """The instances whose family's static check accepts them."""
+    from ckcore import Registry
+
+    reg = Registry("sm_90")
+    out = []
+    for i in inst:
+        fam = reg.catalog.families[i["family"]]
+        if not fam.check(fam.key_cls(**i["key"]), reg.arch):
+            out.append(i)
+    return out
 
 if __name__ == "__main__":
     main()

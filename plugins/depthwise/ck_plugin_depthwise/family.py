@@ -34,9 +34,11 @@ def spatial_reasons(key) -> list[str]:
         reasons.append(f"block_h={bh}: spatial tiles are channels-last")
     if bh & (bh - 1) or key.block_p % bh:
         reasons.append(f"block_h={bh} must be a power of two dividing block_p={key.block_p}")
-    if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or getattr(key, "dot", False))):
+    paired = key.multiplier_two and isinstance(key, DwWindowKey)  # windows sum each dx channel's dy pair
+    if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or paired or getattr(key, "dot", False))):
         # (the tensor-core grouped windows need unit stride only; their keys always have it)
-        reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one")
+        reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one "
+                       f"(sliding windows: or multiplier_two)")
     return reasons
 
 
@@ -69,6 +71,14 @@ class DwFamily(ConvFamily):
         tile = key.block_p * key.block_c
         if tile < threads:
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
+        if key.multiplier_one and key.multiplier_two:
+            reasons.append("multiplier_one and multiplier_two exclude each other")
+        if key.multiplier_two and (not isinstance(key, DwWindowKey) or getattr(key, "dot", False)):
+            reasons.append("multiplier_two: depthwise sliding windows only")
+        if key.multiplier_two and key.block_c < 2:
+            reasons.append(f"multiplier_two needs block_c >= 2 (block_c={key.block_c})")
+        if key.multiplier_two and key.access.value not in ("a16", "i32"):
+            reasons.append(f"access {key.access.value}: multiplier_two takes a16 or i32")
         tiles, tile, budget = self._accumulators(key)
         if tiles * tile // threads > budget:
             reasons.append(f"{tiles * tile // threads} fp32 accumulators per thread > {budget}"
@@ -98,6 +108,8 @@ class DwFamily(ConvFamily):
             return f"depthwise kernels need C/G = 1 (C/G={p.Cg})"
         if key.multiplier_one and p.Kg != 1:
             return f"multiplier-one kernel, K/G = {p.Kg}"
+        if key.multiplier_two and p.Kg != 2:
+            return f"multiplier-two kernel, K/G = {p.Kg}"
         return None
 
     @functools.lru_cache(maxsize=4096)
@@ -120,16 +132,21 @@ class DwFamily(ConvFamily):
 
     def features(self, key: DwKey) -> dict[str, float]:
         """Tile over pixels × channels, warps, stages, split, the access one-hot, multiplier_one
-        and the spatial tile's rows ``block_h`` (0: consecutive pixels)."""
-        return {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
-                "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
-                "multiplier_one": float(key.multiplier_one), **access_features(key), "block_h": float(key.block_h)}
+        and the spatial tile's rows ``block_h`` (0: consecutive pixels); ``multiplier_two`` for
+        keys with it only (missing for the rest, so the models trained before the field still
+        match)."""
+        out = {"block_p": key.block_p, "block_c": key.block_c, "num_warps": key.num_warps,
+               "num_stages": key.num_stages, "split": float(getattr(key, "split", 1)),
+               "multiplier_one": float(key.multiplier_one), **access_features(key), "block_h": float(key.block_h)}
+        if key.multiplier_two:
+            out["multiplier_two"] = 1.0
+        return out
 
     def pair_features(self, key: DwKey, p, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves of the grid; padding waste of the pixel and channel tiles
         (backward-data: of its stride phases' pixel blocks)."""
         pixels = p.N * (p.pixels if self.direction == "bwd_data" else p.out_pixels)
-        chans = p.C if self.direction == "bwd_data" else p.K
+        chans = p.C if self.direction == "bwd_data" and not key.multiplier_two else p.K
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
         blocks = self._pixel_blocks(key, p, grid, split)
@@ -278,7 +295,7 @@ class DwWindow(DwFamily):
 
     def grid(self, key, p):
         d, h, w = self._plane(p)
-        chans = p.K if self.direction == "fwd" else p.C
+        chans = p.K if self.direction == "fwd" or key.multiplier_two else p.C  # m2: block_c counts dy channels
         return (math.ceil(p.N * d * h / key.block_h) * math.ceil(w / key.block_w), math.ceil(chans / key.block_c), 1)
 
     def features(self, key):

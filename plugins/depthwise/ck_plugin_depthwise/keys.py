@@ -29,6 +29,14 @@ class DwKey(KeyBase):
         or ``generic`` (64-bit offsets, every valid problem).
     :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
         channel k and channel vectors stay contiguous (``_m1``).
+    :ivar multiplier_two: assumes K/G = 2 (``_m2``; the sliding windows only). ``block_c``
+        counts filter channels k (y's in the forward, dy's in the backward directions); the
+        program's x / dx channels are the ``block_c / 2`` channels k // 2, loaded or stored as
+        contiguous channel vectors: the forward keeps two accumulators, of the even and the odd
+        k, and interleaves them at the store; backward-data accumulates per dy channel and adds
+        the pairs at the store; backward-weight splits each dy tile into its even and odd
+        channels. Without either, output channel k reads input channel k // Kg through a
+        division, and the kernel loads those channels one element at a time.
     :ivar unroll: filter taps per loop step (``_t{unroll}``; 1 keeps one tap per step). Forward
         and backward-data: the step's loads are issued back to back, so ``unroll`` of them are in
         flight per warp. Backward-weight: taps per pass over the pixels, each with its own
@@ -46,6 +54,7 @@ class DwKey(KeyBase):
     access: Access = attrs.field(default=Access.A16, converter=enum_converter(Access),
                                  validator=[member_of(Access), access_in(Access.A16, Access.V4, Access.I32, Access.GENERIC)])
     multiplier_one: bool = attrs.field(default=False, validator=boolean)
+    multiplier_two: bool = attrs.field(default=False, validator=boolean)
     unroll: int = attrs.field(default=1, validator=int_in(1, 32))
 
     groups_per_block: ClassVar[int] = 1
@@ -58,7 +67,7 @@ class DwKey(KeyBase):
     def name(self) -> str:
         return (f"dw_{self.direction}_{self.dtype.value}_{'cl' if self.channels_last else 'cf'}"
                 f"_p{self.block_p}xc{self.block_c}_w{self.num_warps}_s{self.num_stages}{self._suffix()}"
-                f"{'_m1' if self.multiplier_one else ''}{f'_t{self.unroll}' if self.unroll > 1 else ''}"
+                f"{'_m1' if self.multiplier_one else ''}{'_m2' if self.multiplier_two else ''}{f'_t{self.unroll}' if self.unroll > 1 else ''}"
                 f"_{self.access.value}")
 
     def _suffix(self) -> str:

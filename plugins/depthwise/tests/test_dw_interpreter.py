@@ -413,6 +413,72 @@ def test_sliding_window(tmp_path, op, case, dtype):
     assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
 
 
+# Multiplier-two windows (K/G = 2): (problem, taps per step, dtypes). 12 and 20 channels: channel
+# blocks past the last channel (block_c 16: 8 input channels per block).
+M2_CASES = {
+    "1d_k5s2": (dw_case(1, 2, 12, 2, 23, 5, stride=2, pad=2), 3, ("fp16",)),
+    "2d_k3": (dw_case(2, 2, 20, 2, (7, 10), 3, pad=1), 3, DTYPES),
+    "2d_k7": (dw_case(2, 1, 16, 2, (9, 13), 7, pad=3), 7, ("bf16",)),
+    "2d_k5d2": (dw_case(2, 1, 16, 2, (10, 9), 5, pad=2, dilation=2), 3, ("fp32",)),
+    "3d_k3s2": (dw_case(3, 1, 16, 2, (4, 5, 6), 3, stride=(1, 2, 2), pad=1), 2, ("bf16",)),
+}
+
+
+@pytest.mark.parametrize("case,dtype", [(c, d) for c, (_, _, dts) in sorted(M2_CASES.items()) for d in dts])
+@pytest.mark.parametrize("op", OPS)
+def test_sliding_window_multiplier_two(tmp_path, op, case, dtype):
+    """dw_win_* with ``multiplier_two`` against the reference: 1-D, 2-D, 3-D, filters 3-7, column
+    stride 2 (forward, backward-weight; backward-data windows are unit-stride, so it runs those
+    cases at stride 1), dilation 2, every dtype, ``a16`` where the channels allow it (16: 32
+    filter channels) else ``i32``, channel blocks past the last channel; the forward also with
+    the pipelined loop (num_stages 2), backward-weight split in two. The kernels load x's (or
+    store dx's) channels as contiguous vectors of block_c / 2, not one element at a time."""
+    fields, steps, _ = M2_CASES[case]
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    if op == "grouped_conv_bwd_data":
+        fields = {**fields, "stride": [1] * fields["ndim"]}
+    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    extra = {}
+    if op == "grouped_conv_bwd_weight":
+        d, h, _ = p.as_3d()["out"]
+        extra = {"split": 2 if p.N * d * h > 4 else 1}
+    stages = (1, 2) if op == "grouped_conv_fwd" and case == "2d_k3" else (1,)
+    for num_stages in stages:
+        inst = r.add("dw_win_" + op[len("grouped_conv_"):], {
+            "dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
+            "num_warps": 1, "num_stages": num_stages, "multiplier_two": True,
+            "access": "i32" if fields["C"] % 16 else "a16", "unroll": steps, "stride_w": fields["stride"][-1],
+            "dilation_w": fields["dilation"][-1], **extra})
+        assert "_m2_" in inst.name and r.family(inst).supports(inst.key, p) is None
+        text = render(r.family(inst), inst.key, r.arch)
+        assert "Kg)" not in text  # no per-channel division by the multiplier
+        assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case) + num_stages)
+
+
+def test_multiplier_two_rules(reg):
+    """``multiplier_two`` keys: windows only, not with multiplier_one, a16 or i32; they serve
+    K/G = 2 only."""
+    from ck_plugin_depthwise.keys import DwFwdKey, DwWindowFwdKey
+
+    arch = reg.arch
+    fam = reg.catalog.families["dw_win_fwd"]
+    base = dict(dtype="bf16", channels_last=True, block_p=32, block_c=64, block_h=8, block_w=4, num_warps=2,
+                multiplier_two=True)
+    assert fam.check(DwWindowFwdKey(**base), arch) == []
+    assert any("exclude each other" in x for x in fam.check(DwWindowFwdKey(**base, multiplier_one=True), arch))
+    assert any("takes a16 or i32" in x for x in fam.check(DwWindowFwdKey(**base, access="v4"), arch))
+    tap = reg.catalog.families["dw_fwd"]
+    assert any("sliding windows only" in x for x in tap.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=32,
+                                                                      block_c=64, multiplier_two=True), arch))
+    key = DwWindowFwdKey(**base)
+    for mult, served in ((1, False), (2, True), (3, False)):
+        p = reg.problem("grouped_conv_fwd", **dw_case(2, 2, 16, mult, (8, 8), 3, pad=1), dtype="bf16", layout="nhwgc")
+        why = fam.supports(key, p)
+        assert (why is None) == served, why
+        if not served:
+            assert f"multiplier-two kernel, K/G = {mult}" in why
+
+
 @pytest.mark.parametrize("case,rows", [("2d_k3", 3), ("2d_k3", 2), ("2d_k5d2", 2), ("2d_k3s2m2", 3), ("3d_k3s2", 2),
                                        ("2d_k7", 3)])
 def test_backward_weight_window_filter_rows(tmp_path, case, rows):
