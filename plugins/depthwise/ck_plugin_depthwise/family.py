@@ -73,8 +73,9 @@ class DwFamily(ConvFamily):
             reasons.append(f"tile {key.block_p}x{key.block_c} smaller than {threads} threads")
         if key.multiplier_one and key.multiplier_two:
             reasons.append("multiplier_one and multiplier_two exclude each other")
-        if key.multiplier_two and (not isinstance(key, DwWindowKey) or getattr(key, "dot", False)):
-            reasons.append("multiplier_two: depthwise sliding windows only")
+        if key.multiplier_two and not ((isinstance(key, DwWindowKey) and not getattr(key, "dot", False))
+                                       or (isinstance(key, DwBwdDataKey) and key.channels_last and not key.block_h)):
+            reasons.append("multiplier_two: depthwise sliding windows and channels-last tap-by-tap backward-data only")
         if key.multiplier_two and key.block_c < 2:
             reasons.append(f"multiplier_two needs block_c >= 2 (block_c={key.block_c})")
         if key.multiplier_two and key.access.value not in ("a16", "i32"):
@@ -187,7 +188,8 @@ class DwBwdData(DwFamily):
         if key.block_h:
             return (spatial_programs(key, p.N, p.as_3d()["spatial"]), math.ceil(p.C / key.block_c), 1)
         phases, rows = stride_phases(p)
-        return (phases * math.ceil(rows / key.block_p), math.ceil(p.C / key.block_c), 1)
+        chans = p.K if key.multiplier_two else p.C  # multiplier two: block_c counts dy channels
+        return (phases * math.ceil(rows / key.block_p), math.ceil(chans / key.block_c), 1)
 
     def supports(self, key, p):
         return unit_stride_reason(key, p) or super().supports(key, p)

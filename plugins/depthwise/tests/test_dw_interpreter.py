@@ -455,6 +455,26 @@ def test_sliding_window_multiplier_two(tmp_path, op, case, dtype):
         assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case) + num_stages)
 
 
+@pytest.mark.parametrize("case,dtype,unit", [(c, d, u) for c, (f, _, dts) in sorted(M2_CASES.items()) for d in dts
+                                              for u in (True, False) if u or any(s > 1 for s in f["stride"])])
+def test_backward_data_multiplier_two(tmp_path, case, dtype, unit):
+    """Tap-by-tap dw_bwd_data with ``multiplier_two`` (channels-last; the backward-data windows
+    are unit-stride only) against the reference: the cases above with their strides (stride
+    phases) and at stride 1 (``unit_stride``), every dtype among them."""
+    fields, _, _ = M2_CASES[case]
+    if unit:
+        fields = {**fields, "stride": [1] * fields["ndim"]}
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    op = "grouped_conv_bwd_data"
+    p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
+    inst = r.add("dw_bwd_data", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_c": 16, "num_warps": 1,
+                                 "multiplier_two": True, "unit_stride": unit,
+                                 "access": "i32" if fields["C"] % 16 else "a16"})
+    assert r.family(inst).supports(inst.key, p) is None
+    assert r.family(inst).grid(inst.key, p)[1] == -(-p.K // 16)
+    assert_matches_reference(r, op, p, instance=inst.name, interpret=True, seed=len(case))
+
+
 def test_multiplier_two_rules(reg):
     """``multiplier_two`` keys: windows only, not with multiplier_one, a16 or i32; they serve
     K/G = 2 only."""
@@ -468,7 +488,7 @@ def test_multiplier_two_rules(reg):
     assert any("exclude each other" in x for x in fam.check(DwWindowFwdKey(**base, multiplier_one=True), arch))
     assert any("takes a16 or i32" in x for x in fam.check(DwWindowFwdKey(**base, access="v4"), arch))
     tap = reg.catalog.families["dw_fwd"]
-    assert any("sliding windows only" in x for x in tap.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=32,
+    assert any("sliding windows and channels-last tap-by-tap backward-data only" in x for x in tap.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=32,
                                                                       block_c=64, multiplier_two=True), arch))
     key = DwWindowFwdKey(**base)
     for mult, served in ((1, False), (2, True), (3, False)):
