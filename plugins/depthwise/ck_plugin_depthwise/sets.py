@@ -130,6 +130,13 @@ def _keys(family, dtype, channels_last, full):
                 continue  # the general-multiplier twin serves
             out.append(cls(dtype=dtype, channels_last=channels_last, block_p=bp, block_c=bc, num_warps=w,
                            num_stages=s, access=access, multiplier_one=m1, **extra))
+    if family.direction == "bwd_data" and channels_last:
+        # Multiplier two (K/G = 2), for what the unit-stride, dilation-1 windows do not serve:
+        # the first and third tiles in a16, the first in i32, with and without unit stride.
+        out += [cls(dtype=dtype, channels_last=True, block_p=bp, block_c=bc, num_warps=w, num_stages=s, access=access,
+                    multiplier_two=True, unit_stride=unit)
+                for (bp, bc, w, s), access in ((tiles[0], "a16"), (tiles[2], "a16"), (tiles[0], "i32"))
+                for unit in (False, True)]
     return out
 
 
@@ -178,6 +185,36 @@ _WINDOW_CAPPED = {(8, 8, 64, 2): 168}
 # Full: the 2- and 4-warp tiles of 8 elements per thread (the sweep's 8-warp tiles lost).
 _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8, 16, 32), (4, 8), (32, 64, 128), (2, 4))
                 if bh * bc == 8 * 32 * w]
+
+
+# Multiplier-two windows (K/G = 2): (block_h, block_w, block_c, num_warps, taps per step, column stride,
+# access[, split]). A sweep of 136 forward, 68 backward-data and 232 backward-weight bf16 ``_m2``
+# windows (benchmarks/make_dw_window_sweep.py --multiplier-two) next to every default bf16
+# instance, on the 14 largest K/G = 2 channels-last problems of each dataset (as bf16;
+# benchmarks/suites/dw_m2_*.jsonl; four H100s of one host, twenty-fifth session,
+# benchmarks/results/dw_m2_sweep_*_h100.jsonl.gz): the best ``_m2`` window ran 1.91x (forward, 13
+# problems), 3.89x (backward-data, the 10 unit-stride ones) and 2.20x (backward-weight, 13) faster
+# than the best instance before (geomean; 7x7x7 3-D backward-data 4447 -> 357 us). A greedy choice
+# (python benchmarks/dw_m2_sweep_summary.py) with the instances before reached 0.982, 0.984 and 0.982
+# of the best measured with these.
+_WINDOW_M2 = {
+    "fwd": [(4, 8, 128, 2, 3, 1, "i32"), (32, 8, 32, 4, 7, 1, "a16"), (4, 4, 128, 2, 3, 2, "i32"),
+            (4, 8, 128, 2, 3, 1, "a16"), (32, 4, 32, 4, 3, 1, "i32"), (4, 4, 128, 2, 7, 2, "i32"),
+            (4, 8, 128, 2, 7, 1, "i32")],
+    "bwd_data": [(4, 8, 128, 2, 3, 1, "i32"), (8, 4, 64, 2, 3, 1, "a16"), (4, 8, 128, 2, 7, 1, "i32"),
+                 (16, 4, 32, 2, 3, 1, "i32"), (8, 8, 64, 2, 7, 1, "a16")],
+    "bwd_weight": [(16, 4, 64, 4, 7, 1, "a16", 16), (16, 4, 32, 2, 7, 1, "i32", 16), (16, 4, 64, 4, 7, 2, "i32", 16),
+                   (32, 8, 32, 4, 3, 1, "a16", 16), (8, 8, 128, 4, 3, 1, "a16", 16), (16, 4, 32, 2, 3, 1, "i32", 16),
+                   (8, 4, 64, 2, 7, 1, "i32", 4), (32, 8, 32, 4, 3, 1, "i32", 16)],
+}
+
+
+def _window_m2_keys(family, dtype):
+    """The multiplier-two windows of :data:`_WINDOW_M2` for ``family``'s direction (both sets)."""
+    return [family.key_cls(dtype=dtype, channels_last=True, block_p=bh * bw, block_c=bc, num_warps=w, access=access,
+                           multiplier_two=True, unroll=steps, block_h=bh, block_w=bw, stride_w=stride, dilation_w=1,
+                           **({"split": rest[0]} if rest else {}))
+            for bh, bw, bc, w, steps, stride, access, *rest in _WINDOW_M2[family.direction]]
 
 
 def _window_keys(family, dtype, full):
@@ -307,8 +344,10 @@ def _valid(family, arch: ArchSpec, full: bool):
         return [k for dtype in (DType.FP16, DType.BF16) for k in make(family, dtype, full) if not family.check(k, arch)]
     if issubclass(family.key_cls, DwWindowKey):
         if family.direction == "bwd_weight":
-            return [k for dtype in DType for k in _window_bwd_weight_keys(family, dtype) if not family.check(k, arch)]
-        return [k for dtype in DType for k in _window_keys(family, dtype, full) if not family.check(k, arch)]
+            return [k for dtype in DType for k in _window_bwd_weight_keys(family, dtype) + _window_m2_keys(family, dtype)
+                    if not family.check(k, arch)]
+        return [k for dtype in DType for k in _window_keys(family, dtype, full) + _window_m2_keys(family, dtype)
+                if not family.check(k, arch)]
     for dtype in DType:
         for channels_last in (True, False):
             cands = _keys(family, dtype, channels_last, full)

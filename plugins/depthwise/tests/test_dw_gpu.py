@@ -28,6 +28,10 @@ CASES = {
     "conformer_like": dict(ndim=1, N=4, G=128, C=128, K=128, spatial=[200], filter=[31], stride=[1], pad=[15], dilation=[2]),
     "x3d_like": dict(ndim=3, N=2, G=48, C=48, K=48, spatial=[6, 14, 14], filter=[3, 3, 3], stride=[1, 1, 1], pad=[1, 1, 1], dilation=[1, 1, 1]),
     # 108 channels (X3D): not 16-divisible, so the v4 instances (4-element vectors) serve it.
+    # Multiplier two at column stride 2 (the _m2 windows compiled for it, the tap-by-tap backward-data
+    # _m2 kernels' stride phases) and 1-D with 40 channels (channel blocks past the last channel).
+    "m2_s2": dict(ndim=2, N=3, G=48, C=48, K=96, spatial=[17, 19], filter=[3, 3], stride=[2, 2], pad=[1, 1], dilation=[1, 1]),
+    "m2_1d": dict(ndim=1, N=4, G=40, C=40, K=80, spatial=[37], filter=[5], stride=[1], pad=[2], dilation=[1]),
     "x3d_108": dict(ndim=3, N=2, G=108, C=108, K=108, spatial=[5, 12, 12], filter=[3, 3, 3], stride=[1, 2, 2], pad=[1, 1, 1], dilation=[1, 1, 1]),
 }
 
