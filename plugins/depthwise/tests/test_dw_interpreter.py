@@ -90,13 +90,14 @@ def test_every_default_instance(reg, op, dtype, cl):
         # Sliding-window instances are compiled for one column stride. Contiguous tiles are 4-8
         # channels wide: 16 channels (the fewest a16 takes) still make several channel blocks and
         # halve the interpreter's work on the split instances' large planes.
-        fields = dw_case(2, 1, 32 if cl else 16, 1, (side, side if cl else 16 * max(1, side // 16)), filt, pad=pad,
+        mult = 2 if inst.key.multiplier_two else 1  # multiplier-two instances serve K/G = 2 only
+        fields = dw_case(2, 1, 32 if cl else 16, mult, (side, side if cl else 16 * max(1, side // 16)), filt, pad=pad,
                          stride=getattr(inst.key, "stride_w", 1))
         if inst.family == "dw_win_bwd_weight":
             # split blocks of block_h rows of N·Ho: tall; a 1x3 filter, padded, over block_w + 3
             # output columns (two column blocks, the second ragged)
             s, rows, cols = inst.key.stride_w, -(-split * inst.key.block_h // 2), inst.key.block_w + 3
-            fields = dw_case(2, 2, 16, 1, ((rows - 1) * s + 1, (cols - 1) * s + 1), (1, 3), stride=s, pad=(0, 1))
+            fields = dw_case(2, 2, 16, mult, ((rows - 1) * s + 1, (cols - 1) * s + 1), (1, 3), stride=s, pad=(0, 1))
         p = reg.problem(op, **fields, dtype=dtype, layout=layout(2, cl))
         assert reg.family(inst).supports(inst.key, p) is None, (inst.name, reg.family(inst).supports(inst.key, p))
         assert_matches_reference(reg, op, p, instance=inst.name, interpret=True, seed=n)
