@@ -579,11 +579,14 @@ def test_sliding_window_flat_pipelined_loop(tmp_path, op, case):
 def test_backward_data_window_refuses_strides_and_multipliers(reg):
     op = "grouped_conv_bwd_data"
     win = [i for i in reg.of_op(op) if i.family == "dw_win_bwd_data" and i.key.dtype.value == "bf16"]
-    assert win and all(i.key.multiplier_one and i.key.stride_w == 1 for i in win)
-    p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, stride=(2, 1), pad=1), dtype="bf16", layout="nhwgc")
-    assert all("unit-stride kernel" in reg.family(i).supports(i.key, p) for i in win)
+    assert win and all((i.key.multiplier_one or i.key.multiplier_two) and i.key.stride_w == 1 for i in win)
+    for mult in (1, 2):
+        p = reg.problem(op, **dw_case(2, 1, 32, mult, (9, 9), 3, stride=(2, 1), pad=1), dtype="bf16", layout="nhwgc")
+        assert all("unit-stride kernel" in reg.family(i).supports(i.key, p) for i in win)
     p = reg.problem(op, **dw_case(2, 1, 32, 2, (9, 9), 3, pad=1), dtype="bf16", layout="nhwgc")
-    assert all("K/G = 2" in reg.family(i).supports(i.key, p) for i in win)
+    assert all(("K/G = 2" in (reg.family(i).supports(i.key, p) or "")) != i.key.multiplier_two for i in win)
+    p = reg.problem(op, **dw_case(2, 1, 32, 3, (9, 9), 3, pad=1), dtype="bf16", layout="nhwgc")
+    assert all("K/G = 3" in reg.family(i).supports(i.key, p) for i in win)
     with pytest.raises(Exception, match="backward-data sliding windows are column stride 1"):
         reg.add("dw_win_bwd_data", {"dtype": "bf16", "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4,
                                     "block_c": 16, "num_warps": 1, "access": "i32", "stride_w": 2, "multiplier_one": True})
@@ -593,8 +596,9 @@ def test_sliding_window_refuses_other_strides_and_layouts(reg):
     op = "grouped_conv_fwd"
     win = [i for i in reg.of_op(op) if i.family == "dw_win_fwd" and i.key.dtype.value == "bf16"]
     assert win and all(i.key.channels_last for i in win)
-    p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, stride=3, pad=1), dtype="bf16", layout="nhwgc")
-    assert all("column stride" in reg.family(i).supports(i.key, p) for i in win)
+    for mult in (1, 2):  # the multiplier-two windows at K/G = 2, the others at 1
+        p = reg.problem(op, **dw_case(2, 1, 32, mult, (9, 9), 3, stride=3, pad=1), dtype="bf16", layout="nhwgc")
+        assert all("column stride" in reg.family(i).supports(i.key, p) for i in win if i.key.multiplier_two == (mult == 2))
     p = reg.problem(op, **dw_case(2, 1, 32, 1, (9, 9), 3, pad=1), dtype="bf16", layout="ngchw")
     assert all("channels-last kernel" in reg.family(i).supports(i.key, p) for i in win)
     with pytest.raises(Exception, match="block_p=32 != block_h"):
@@ -669,13 +673,17 @@ def test_backward_weight_second_stage_per_pass(reg):
 
 
 def test_backward_weight_window_rules(reg, tmp_path):
-    """dw_win_bwd_weight: in the default set, 8-column tiles (eleven ``a16``, three of them with 5
-    taps per step; four ``v4``) × three splits per dtype (sets.py);
+    """dw_win_bwd_weight: in the default set, multiplier one: 8-column tiles (eleven ``a16``, three
+    of them with 5 taps per step; four ``v4``) × three splits per dtype, and eight multiplier-two
+    windows per dtype (sets.py);
     refuses num_stages > 1, more splits
     than blocks of rows, other column strides; its kernel's accumulators are one tile per tap and
     per dy column; its second stage is the tap-by-tap family's (`dw_common.reduce_pass`; at 7 taps
     per step and split <= 16, `reduce_pass_scan`)."""
     win = [i.key for i in reg.of_op("grouped_conv_bwd_weight") if i.family == "dw_win_bwd_weight"]
+    m2 = [k for k in win if k.multiplier_two]  # sets.py's _WINDOW_M2: eight per dtype
+    assert len(m2) == 8 * 3 and all(k.channels_last and not k.multiplier_one for k in m2)
+    win = [k for k in win if not k.multiplier_two]
     assert len(win) == 3 * (11 + 4) * 3 and {k.block_w for k in win} == {8} and {k.split for k in win} == {4, 16, 64}
     assert {k.unroll for k in win} == {3, 5, 7} and sum(k.unroll == 5 for k in win) == 3 * 3 * 3
     assert all(k.channels_last and k.multiplier_one for k in win)
