@@ -3,7 +3,8 @@ dtype and layout, channels-last tiles wide in channels, contiguous tiles wide in
 generic fallbacks; backward-data with a unit-stride twin of each, channels-last forward with 3
 taps per loop step, spatial tiles for channels-last forward and unit-stride backward-data,
 backward-weight with 3 or 7 taps per pass, and spatial patches; sliding windows for
-channels-last forward and unit-stride multiplier-one backward-data; tensor-core grouped
+channels-last forward and unit-stride multiplier-one backward-data; multiplier-two (K/G = 2)
+windows for the three directions and tap-by-tap backward-data kernels; tensor-core grouped
 windows for few channels per group, all three directions) and ``full`` (a sweep)."""
 
 from __future__ import annotations
