@@ -38,10 +38,11 @@ def main():
     if ratios:
         print(f"geomean before / m2 over {len(ratios)} problems: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
     problems = {n: ({i: r["time_ms"] for i, r in rs.items() if "_m2_" in i},
-                    min(r["time_ms"] for i, r in rs.items() if "_m2_" not in i)) for n, rs in by.items()}
+                    min(r["time_ms"] for i, r in rs.items() if "_m2_" not in i)) for n, rs in by.items()
+                if any("_m2_" in i for i in rs) and any("_m2_" not in i for i in rs)}
     chosen = []
     names = sorted({i for t, _ in problems.values() for i in t})
-    for _ in range(args.greedy):
+    for _ in range(args.greedy if names else 0):
         def score(extra):
             logs = []
             for t, before in problems.values():

@@ -25,7 +25,8 @@ __all__ = ["DwFamily", "DwFwd", "DwWindow", "DwWinFwd", "DwWinBwdData", "DwWinBw
 
 def spatial_reasons(key) -> list[str]:
     """Why a spatial-tile key (``block_h`` > 0) is invalid: not channels-last, rows not a power of
-    two dividing ``block_p``; backward-data: not unit-stride and multiplier one."""
+    two dividing ``block_p``; backward-data: not unit-stride and multiplier one (sliding windows:
+    or multiplier two)."""
     bh = key.block_h
     if not bh:
         return []
@@ -75,7 +76,8 @@ class DwFamily(ConvFamily):
             reasons.append("multiplier_one and multiplier_two exclude each other")
         if key.multiplier_two and not ((isinstance(key, DwWindowKey) and not getattr(key, "dot", False))
                                        or (isinstance(key, DwBwdDataKey) and key.channels_last and not key.block_h)):
-            reasons.append("multiplier_two: depthwise sliding windows and channels-last tap-by-tap backward-data only")
+            reasons.append("multiplier_two: depthwise sliding windows and channels-last tap-by-tap backward-data "
+                           "(block_h 0) only")
         if key.multiplier_two and key.block_c < 2:
             reasons.append(f"multiplier_two needs block_c >= 2 (block_c={key.block_c})")
         if key.multiplier_two and key.access.value not in ("a16", "i32"):
@@ -324,8 +326,8 @@ class DwWinFwd(DwWindow, DwFwd):
 
 
 class DwWinBwdData(DwWindow, DwBwdData):
-    """Backward-data, unit stride (:class:`DwBwdData`'s ``supports``), multiplier one: rows of
-    N·D·H of dx, the forward of dy with the filter flipped."""
+    """Backward-data, unit stride (:class:`DwBwdData`'s ``supports``), multiplier one or two:
+    rows of N·D·H of dx, the forward of dy with the filter flipped."""
 
     name = "dw_win_bwd_data"
     key_cls = DwWindowBwdDataKey
@@ -355,8 +357,9 @@ class DwWinBwdWeight(DwWindow, DwBwdWeight):
     def pair_features(self, key, p, arch):
         """Plus ``tap_waste``: the column tap slots of a filter row's steps past the filter
         width, per tap: each slot holds an accumulator tile, 6 of 7 idle on a 1-wide filter at
-        ``unroll`` 7. With it the backward-weight model's held-out P10 reached 0.923 / 0.922 on
-        fold seeds 0 / 1, against 0.926 / 0.919 without (twenty-fifth session)."""
+        ``unroll`` 7 (the tensor-core windows inherit it). With it the backward-weight model's
+        held-out P10 reached 0.923 / 0.922 on fold seeds 0 / 1, against 0.926 / 0.919 without
+        (twenty-fifth session)."""
         x = p.as_3d()["filter"][2]
         return {**super().pair_features(key, p, arch), "tap_waste": -(-x // key.unroll) * key.unroll / x - 1.0}
 

@@ -29,7 +29,8 @@ class DwKey(KeyBase):
         or ``generic`` (64-bit offsets, every valid problem).
     :ivar multiplier_one: assumes channel multiplier K/G = 1, so output channel k reads input
         channel k and channel vectors stay contiguous (``_m1``).
-    :ivar multiplier_two: assumes K/G = 2 (``_m2``; the sliding windows only). ``block_c``
+    :ivar multiplier_two: assumes K/G = 2 (``_m2``; the sliding windows and the channels-last
+        tap-by-tap backward-data kernels). ``block_c``
         counts filter channels k (y's in the forward, dy's in the backward directions); the
         program's x / dx channels are the ``block_c / 2`` channels k // 2, loaded or stored as
         contiguous channel vectors: the forward keeps two accumulators, of the even and the odd
@@ -193,7 +194,8 @@ class DwWindowFwdKey(DwWindowKey):
 @attrs.frozen(kw_only=True)
 class DwWindowBwdDataKey(DwWindowKey):
     """Backward-data: unit stride in every dimension and multiplier one (the forward of dy with
-    the filter flipped)."""
+    the filter flipped) or two (the same per dy channel, each dx channel's pair added at the
+    store)."""
 
     direction: ClassVar[str] = "bwd_data"
 

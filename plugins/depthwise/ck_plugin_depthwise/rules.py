@@ -56,8 +56,9 @@ def estimate_ms(family, key, p, arch: ArchSpec, device: DeviceSpec) -> float:
     # The general channel multiplier divides every channel index (no vector loads, extra
     # integer work): measured on an H200, ConvNeXt 7x7 rows ran at 18-32 GB/s on such instances
     # while multiplier-one 3x3 instances reached 450-1400 GB/s. Penalised in every regime, so it
-    # never ties with a multiplier-one instance when the estimate is compute-bound.
-    ms *= 1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0
+    # never ties with a multiplier-one instance when the estimate is compute-bound. Multiplier-two
+    # kernels load contiguous channel vectors like multiplier one (docs/conv.md): no penalty.
+    ms *= 1.0 if _vectorised(key) else 2.0
     if getattr(key, "unit_stride", False):
         ms *= UNIT_STRIDE_FACTOR
     if key.block_h:
@@ -123,4 +124,10 @@ def _bwd_weight_ms(key, p, arch: ArchSpec, device: DeviceSpec, min_bytes: float,
     per_channel = p.Cg if getattr(key, "dot", False) else 1  # a dot key's partial: block_c x C/G per tap
     partials = 2 * blocks * key.split * p.taps * key.block_c * per_channel * 4 / bw
     ms = (max(memory, compute) + partials) * 1e3 + LAUNCH_MS
-    return ms * (1.0 if key.multiplier_one or getattr(key, "dot", False) else 2.0) * _access_factor(key)
+    return ms * (1.0 if _vectorised(key) else 2.0) * _access_factor(key)
+
+
+def _vectorised(key) -> bool:
+    """Whether ``key`` loads channel vectors without dividing by the multiplier: multiplier one or
+    two, or a tensor-core window."""
+    return key.multiplier_one or key.multiplier_two or getattr(key, "dot", False)

@@ -196,7 +196,7 @@ _WINDOW_FULL = [(bh, bw, bc, w) for bh, bw, bc, w in itertools.product((2, 4, 8,
 # benchmarks/results/dw_m2_sweep_*_h100.jsonl.gz): the best ``_m2`` window ran 1.91x (forward, 13
 # problems), 3.89x (backward-data, the 10 unit-stride ones) and 2.20x (backward-weight, 13) faster
 # than the best instance before (geomean; 7x7x7 3-D backward-data 4447 -> 357 us). A greedy choice
-# (python benchmarks/dw_m2_sweep_summary.py) with the instances before reached 0.982, 0.984 and 0.982
+# (python benchmarks/dw_m2_sweep_summary.py) with the instances before reached 0.980, 0.978 and 0.981
 # of the best measured with these.
 _WINDOW_M2 = {
     "fwd": [(4, 8, 128, 2, 3, 1, "i32"), (32, 8, 32, 4, 7, 1, "a16"), (4, 4, 128, 2, 3, 2, "i32"),

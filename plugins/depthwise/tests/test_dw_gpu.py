@@ -94,6 +94,7 @@ def _window_bwd_weight(reg, fields, p, dtype):
     tree's rounded down to a power of two)."""
     d, h, _ = p.as_3d()["out"]
     access = "a16" if fields["C"] % 16 == 0 else "v4"
+    m2 = fields["K"] == 2 * fields["G"]  # the multiplier-two windows (i32 where a16 does not apply)
     out = []
     for (bh, bw, bc, w), steps, extra in [((8, 4, 64, 2), 3, {}), ((8, 8, 64, 2), 7, {}), ((16, 8, 32, 2), 3, {}),
                                          ((16, 4, 32, 2), 3, {"filter_rows": 2}),
@@ -105,7 +106,8 @@ def _window_bwd_weight(reg, fields, p, dtype):
             continue
         out.append(reg.add("dw_win_bwd_weight", {
             "dtype": dtype, "channels_last": True, "block_p": bh * bw, "block_h": bh, "block_w": bw, "block_c": bc,
-            "num_warps": w, "access": access, "multiplier_one": fields["K"] == fields["G"], "unroll": steps,
+            "num_warps": w, "access": "i32" if m2 and fields["C"] % 16 else access,
+            "multiplier_one": fields["K"] == fields["G"], "multiplier_two": m2, "unroll": steps,
             "stride_w": fields["stride"][-1], "dilation_w": fields["dilation"][-1], "split": split, **extra}))
     return out
 
@@ -115,7 +117,8 @@ def _window_bwd_weight(reg, fields, p, dtype):
 def test_window_backward_weight(reg, dtype, name):
     """Sliding-window backward-weight kernels beyond the default set's (which the test above
     covers) against the reference on every case, channels-last, among them two filter rows per
-    program and the tree-summed second stage; and bitwise the same over repeated runs."""
+    program and the tree-summed second stage (``_m2`` on the K/G = 2 cases); and bitwise the same
+    over repeated runs."""
     op = "grouped_conv_bwd_weight"
     fields = CASES[name]
     p = reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))

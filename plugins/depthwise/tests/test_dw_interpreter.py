@@ -432,7 +432,8 @@ def test_sliding_window_multiplier_two(tmp_path, op, case, dtype):
     stride 2 (forward, backward-weight; backward-data windows are unit-stride, so it runs those
     cases at stride 1), dilation 2, every dtype, ``a16`` where the channels allow it (16: 32
     filter channels) else ``i32``, channel blocks past the last channel; the forward also with
-    the pipelined loop (num_stages 2), backward-weight split in two. The kernels load x's (or
+    the pipelined loop (num_stages 2; forward and backward-data, with the one-at-a-time remainder
+    where 3 taps per step leave two of 5), backward-weight split in two. The kernels load x's (or
     store dx's) channels as contiguous vectors of block_c / 2, not one element at a time."""
     fields, steps, _ = M2_CASES[case]
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
@@ -443,7 +444,7 @@ def test_sliding_window_multiplier_two(tmp_path, op, case, dtype):
     if op == "grouped_conv_bwd_weight":
         d, h, _ = p.as_3d()["out"]
         extra = {"split": 2 if p.N * d * h > 4 else 1}
-    stages = (1, 2) if op == "grouped_conv_fwd" and case == "2d_k3" else (1,)
+    stages = (1, 2) if op != "grouped_conv_bwd_weight" and case in ("2d_k3", "2d_k5d2") else (1,)
     for num_stages in stages:
         inst = r.add("dw_win_" + op[len("grouped_conv_"):], {
             "dtype": dtype, "channels_last": True, "block_p": 16, "block_h": 4, "block_w": 4, "block_c": 16,
@@ -461,7 +462,8 @@ def test_sliding_window_multiplier_two(tmp_path, op, case, dtype):
 def test_backward_data_multiplier_two(tmp_path, case, dtype, unit):
     """Tap-by-tap dw_bwd_data with ``multiplier_two`` (channels-last; the backward-data windows
     are unit-stride only) against the reference: the cases above with their strides (stride
-    phases) and at stride 1 (``unit_stride``), every dtype among them."""
+    phases) and at stride 1 (``unit_stride``, 2 taps per step: the last step masked), every dtype
+    among them."""
     fields, _, _ = M2_CASES[case]
     if unit:
         fields = {**fields, "stride": [1] * fields["ndim"]}
@@ -469,7 +471,7 @@ def test_backward_data_multiplier_two(tmp_path, case, dtype, unit):
     op = "grouped_conv_bwd_data"
     p = r.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], True))
     inst = r.add("dw_bwd_data", {"dtype": dtype, "channels_last": True, "block_p": 16, "block_c": 16, "num_warps": 1,
-                                 "multiplier_two": True, "unit_stride": unit,
+                                 "multiplier_two": True, "unit_stride": unit, "unroll": 1 + unit,
                                  "access": "i32" if fields["C"] % 16 else "a16"})
     assert r.family(inst).supports(inst.key, p) is None
     assert r.family(inst).grid(inst.key, p)[1] == -(-p.K // 16)
@@ -477,8 +479,8 @@ def test_backward_data_multiplier_two(tmp_path, case, dtype, unit):
 
 
 def test_multiplier_two_rules(reg):
-    """``multiplier_two`` keys: windows only, not with multiplier_one, a16 or i32; they serve
-    K/G = 2 only."""
+    """``multiplier_two`` keys: depthwise windows and channels-last tap-by-tap backward-data
+    only, not with multiplier_one, a16 or i32; they serve K/G = 2 only."""
     from ck_plugin_depthwise.keys import DwFwdKey, DwWindowFwdKey
 
     arch = reg.arch
@@ -489,7 +491,7 @@ def test_multiplier_two_rules(reg):
     assert any("exclude each other" in x for x in fam.check(DwWindowFwdKey(**base, multiplier_one=True), arch))
     assert any("takes a16 or i32" in x for x in fam.check(DwWindowFwdKey(**base, access="v4"), arch))
     tap = reg.catalog.families["dw_fwd"]
-    assert any("sliding windows and channels-last tap-by-tap backward-data only" in x for x in tap.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=32,
+    assert any("channels-last tap-by-tap backward-data (block_h 0) only" in x for x in tap.check(DwFwdKey(dtype="bf16", channels_last=True, block_p=32,
                                                                       block_c=64, multiplier_two=True), arch))
     key = DwWindowFwdKey(**base)
     for mult, served in ((1, False), (2, True), (3, False)):
