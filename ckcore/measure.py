@@ -19,7 +19,7 @@ import numpy as np
 from .dispatch import launch
 from .registry import Registry
 
-__all__ = ["Validation", "validate", "time_ms", "gpu_times", "inputs_for", "environment"]
+__all__ = ["Validation", "validate", "magnitude_allowance", "time_ms", "gpu_times", "inputs_for", "environment"]
 
 
 @attrs.frozen
@@ -36,17 +36,20 @@ class Validation:
         return attrs.asdict(self)
 
 
-def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float) -> Validation:
+def compare(out: np.ndarray, ref: np.ndarray, atol: float, rtol: float, extra=None) -> Validation:
+    """``out`` against ``ref`` (NumPy): every element within atol + rtol·|ref| (+ ``extra``, an
+    allowance per element: :func:`magnitude_allowance`) and finite."""
     out = np.asarray(out, np.float64)
     err = np.abs(out - ref)
     finite = bool(np.isfinite(out).all())
     max_abs = float(err.max()) if err.size else 0.0
     scale = float(np.abs(ref).max()) if ref.size else 0.0
-    passed = finite and bool((err <= atol + rtol * np.abs(ref)).all())
+    allowed = atol + rtol * np.abs(ref) + (0.0 if extra is None else extra)
+    passed = finite and bool((err <= allowed).all())
     return Validation(max_abs if finite else math.inf, (max_abs / scale if scale else max_abs) if finite else math.inf, passed)
 
 
-def compare_tensors(out, ref, atol: float, rtol: float) -> Validation:
+def compare_tensors(out, ref, atol: float, rtol: float, extra=None) -> Validation:
     """:func:`compare` for two torch tensors, computed on their device in float32."""
     import torch
 
@@ -55,7 +58,8 @@ def compare_tensors(out, ref, atol: float, rtol: float) -> Validation:
     err = (out - ref).abs()
     max_abs = float(err.max()) if err.numel() else 0.0
     scale = float(ref.abs().max()) if ref.numel() else 0.0
-    passed = finite and bool((err <= atol + rtol * ref.abs()).all())
+    allowed = atol + rtol * ref.abs() + (0.0 if extra is None else extra.float())
+    passed = finite and bool((err <= allowed).all())
     if not finite:
         return Validation(math.inf, math.inf, False)
     return Validation(max_abs, max_abs / scale if scale else max_abs, passed)
@@ -85,7 +89,6 @@ def poison(t):
     import torch
 
     return t.fill_(float("nan") if t.is_floating_point() else torch.iinfo(t.dtype).min)
-    return out
 
 
 def validate(registry: Registry, op: str, problem, *, instance: str | None = None, seed: int = 0,
@@ -99,7 +102,18 @@ def validate(registry: Registry, op: str, problem, *, instance: str | None = Non
         tensors.update(registry.prepack(op, problem, **{n: tensors[n] for n in prepack}))
     out = launch(registry, op, problem, tensors, instance=instance, interpret=interpret)
     tol = spec.tolerance(problem)
-    return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol)
+    extra = magnitude_allowance(spec, problem, tol, lambda: spec.reference(problem, {n: np.abs(a) for n, a in arrays.items()
+                                                                                     if a is not None}))
+    return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol, extra)
+
+
+def magnitude_allowance(spec, problem, tol, magnitude):
+    """The per-element allowance ``tol.magnitude_rtol`` · ``magnitude()`` (the op's reference on
+    the inputs' absolute values: :class:`ckcore.spec.Tolerance`), or None where the op sets no
+    magnitude term (``magnitude`` is then not called)."""
+    if not tol.magnitude_rtol:
+        return None
+    return tol.magnitude_rtol * magnitude()
 
 
 def time_ms(fn, *, interpret: bool, warmup: int = 25, rep: int = 100) -> float:

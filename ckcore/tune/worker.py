@@ -51,12 +51,25 @@ def _inputs(reg, spec, problem, interpret: bool):
     return tensors, float64_recompute(spec, problem, tensors)
 
 
+def _magnitude(reg, spec, problem, tensors, interpret: bool):
+    """The op's reference on the absolute values of :func:`_inputs`'s inputs ``tensors`` (the
+    interpreter's NumPy reference takes the arrays drawn again with the same seed)."""
+    if interpret:
+        from ..measure import inputs_for
+
+        arrays, _ = inputs_for(reg, spec.name, problem, 0, interpret=True)
+        return spec.reference(problem, {n: abs(a) for n, a in arrays.items() if a is not None})
+    from ..bench import absolute, float64_recompute
+
+    return float64_recompute(spec, problem, absolute(spec, tensors))
+
+
 def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
     """Validate ``task["instance"]`` on ``task["problem"]`` once, then time it. Returns the
     measurement fields of a dataset row (status, error, times, max_abs_err)."""
     from ..dispatch import launch
     from ..errors import CompileError
-    from ..measure import compare, compare_tensors, poisoned_output
+    from ..measure import compare, compare_tensors, magnitude_allowance, poisoned_output
 
     interpret = reg.interpret
     spec = reg.catalog.op(task["op"])
@@ -95,10 +108,13 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     except Exception as exc:  # a kernel that raises or faults
         return {**result, "status": "launch_failed", "error": f"{type(exc).__name__}: {exc}"[:2000], "restart": True}
     tol = spec.tolerance(problem)
+    if "extra" not in cache:  # the magnitude allowance, once per problem (None: the op sets none)
+        cache["extra"] = magnitude_allowance(spec, problem, tol,
+                                             lambda: _magnitude(reg, spec, problem, cache["tensors"], interpret))
     if interpret:
-        check = compare(got.double().numpy(), ref, tol.atol, tol.rtol)
+        check = compare(got.double().numpy(), ref, tol.atol, tol.rtol, cache["extra"])
     else:
-        check = compare_tensors(got, ref, tol.atol, tol.rtol)
+        check = compare_tensors(got, ref, tol.atol, tol.rtol, cache["extra"])
     result["max_abs_err"] = check.max_abs_err
     if not check.passed:  # restart: a wrong kernel may have left a shared workspace dirty
         return {**result, "status": "wrong_result", "error": f"max abs error {check.max_abs_err:.4g} beyond tolerance",
