@@ -102,18 +102,18 @@ def validate(registry: Registry, op: str, problem, *, instance: str | None = Non
         tensors.update(registry.prepack(op, problem, **{n: tensors[n] for n in prepack}))
     out = launch(registry, op, problem, tensors, instance=instance, interpret=interpret)
     tol = spec.tolerance(problem)
-    extra = magnitude_allowance(spec, problem, tol, lambda: spec.reference(problem, {n: np.abs(a) for n, a in arrays.items()
+    extra = magnitude_allowance(spec, problem, tol, lambda: spec.reference(problem, {n: a * a for n, a in arrays.items()
                                                                                      if a is not None}))
     return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol, extra)
 
 
-def magnitude_allowance(spec, problem, tol, magnitude):
-    """The per-element allowance ``tol.magnitude_rtol`` · ``magnitude()`` (the op's reference on
-    the inputs' absolute values: :class:`ckcore.spec.Tolerance`), or None where the op sets no
-    magnitude term (``magnitude`` is then not called)."""
+def magnitude_allowance(spec, problem, tol, squared_reference):
+    """The per-element allowance ``tol.magnitude_rtol`` · sqrt(``squared_reference()``: the op's
+    reference on its inputs squared, NumPy or torch; :class:`ckcore.spec.Tolerance`), or None
+    where the op sets no magnitude term (``squared_reference`` is then not called)."""
     if not tol.magnitude_rtol:
         return None
-    return tol.magnitude_rtol * magnitude()
+    return tol.magnitude_rtol * squared_reference() ** 0.5
 
 
 def time_ms(fn, *, interpret: bool, warmup: int = 25, rep: int = 100) -> float:

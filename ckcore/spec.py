@@ -26,12 +26,12 @@ __all__ = ["Tolerance", "Operator", "KernelFamily", "Instance"]
 @attrs.frozen
 class Tolerance:
     """Allowed error against the float64 reference: ``|out - ref| <= atol + rtol * |ref| +
-    magnitude_rtol * mag``, where ``mag`` is the reference computed on the inputs' absolute
-    values (only where ``magnitude_rtol`` > 0). For an op whose output is a sum of products of
-    two inputs (a convolution, a plain GEMM) ``mag`` is Σ|a·b| per output, the scale of the error
-    that rounding the inputs makes (tf32 rounds each to 10 mantissa bits: up to 2^-10 of
-    Σ|a·b|), which after cancellation can far exceed |ref|. Ops with an epilogue or other
-    nonlinear parts must leave it at 0."""
+    magnitude_rtol * mag``, where ``mag`` is the square root of the reference computed on the
+    inputs squared (only where ``magnitude_rtol`` > 0). For an op whose output is a sum of
+    products of two inputs (a convolution, a plain GEMM) that is sqrt(Σ(a·b)²) per output: the
+    scale of the summed rounding errors of the products when the inputs are rounded (tf32 rounds
+    each to 10 mantissa bits), which after cancellation can far exceed |ref|. Ops with an
+    epilogue or other nonlinear parts must leave it at 0."""
 
     atol: float
     rtol: float

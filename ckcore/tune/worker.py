@@ -52,16 +52,16 @@ def _inputs(reg, spec, problem, interpret: bool):
 
 
 def _magnitude(reg, spec, problem, tensors, interpret: bool):
-    """The op's reference on the absolute values of :func:`_inputs`'s inputs ``tensors`` (the
-    interpreter's NumPy reference takes the arrays drawn again with the same seed)."""
+    """The op's reference on :func:`_inputs`'s inputs ``tensors`` squared (the interpreter's NumPy
+    reference takes the arrays drawn again with the same seed)."""
     if interpret:
         from ..measure import inputs_for
 
         arrays, _ = inputs_for(reg, spec.name, problem, 0, interpret=True)
-        return spec.reference(problem, {n: abs(a) for n, a in arrays.items() if a is not None})
-    from ..bench import absolute, float64_recompute
+        return spec.reference(problem, {n: a * a for n, a in arrays.items() if a is not None})
+    from ..bench import float64_recompute, squared
 
-    return float64_recompute(spec, problem, absolute(spec, tensors))
+    return float64_recompute(spec, problem, squared(spec, tensors))
 
 
 def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
