@@ -72,7 +72,7 @@ def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool,
     ck_ms, torch_ms = float(np.median(ck_rounds)), float(np.median(torch_rounds))
     tol = spec.tolerance(problem)
     ref = float64_recompute(spec, problem, tensors)
-    extra = magnitude_allowance(spec, problem, tol, lambda: float64_recompute(spec, problem, squared(spec, tensors)))
+    extra = recompute_allowance(spec, problem, tol, tensors)
     check = compare_tensors(ours[spec.output], ref, tol.atol, tol.rtol, extra)
     torch_check = compare_tensors(base(), ref, tol.atol, tol.rtol, extra)
     flops, nbytes = spec.flops(problem), spec.min_bytes(problem)
@@ -87,11 +87,11 @@ def bench_problem(registry: Registry, op: str, fields: dict, *, interpret: bool,
     }
 
 
-def squared(spec, tensors):
-    """``tensors`` with every input squared, in float64 (the output left as is): what
-    :func:`float64_recompute` turns into the magnitude reference of
-    :class:`ckcore.spec.Tolerance`."""
-    return {n: (t.double() ** 2 if n != spec.output and t is not None else t) for n, t in tensors.items()}
+def recompute_allowance(spec, problem, tol, tensors):
+    """:func:`ckcore.measure.magnitude_allowance` with :func:`float64_recompute` on ``tensors``'
+    inputs squared (in float64; the output left as is)."""
+    squared = {n: (t.double() ** 2 if n != spec.output and t is not None else t) for n, t in tensors.items()}
+    return magnitude_allowance(spec, problem, tol, lambda: float64_recompute(spec, problem, squared))
 
 
 def float64_recompute(spec, problem, tensors):

@@ -19,7 +19,7 @@ import numpy as np
 from .dispatch import launch
 from .registry import Registry
 
-__all__ = ["Validation", "validate", "magnitude_allowance", "time_ms", "gpu_times", "inputs_for", "environment"]
+__all__ = ["Validation", "validate", "magnitude_allowance", "reference_allowance", "time_ms", "gpu_times", "inputs_for", "environment"]
 
 
 @attrs.frozen
@@ -102,9 +102,8 @@ def validate(registry: Registry, op: str, problem, *, instance: str | None = Non
         tensors.update(registry.prepack(op, problem, **{n: tensors[n] for n in prepack}))
     out = launch(registry, op, problem, tensors, instance=instance, interpret=interpret)
     tol = spec.tolerance(problem)
-    extra = magnitude_allowance(spec, problem, tol, lambda: spec.reference(problem, {n: a * a for n, a in arrays.items()
-                                                                                     if a is not None}))
-    return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol, extra)
+    return compare(out.double().cpu().numpy(), spec.reference(problem, arrays), tol.atol, tol.rtol,
+                   reference_allowance(spec, problem, tol, arrays))
 
 
 def magnitude_allowance(spec, problem, tol, squared_reference):
@@ -114,6 +113,12 @@ def magnitude_allowance(spec, problem, tol, squared_reference):
     if not tol.magnitude_rtol:
         return None
     return tol.magnitude_rtol * squared_reference() ** 0.5
+
+
+def reference_allowance(spec, problem, tol, arrays):
+    """:func:`magnitude_allowance` with the op's NumPy reference on ``arrays`` (its inputs)."""
+    return magnitude_allowance(spec, problem, tol,
+                               lambda: spec.reference(problem, {n: a * a for n, a in arrays.items() if a is not None}))
 
 
 def time_ms(fn, *, interpret: bool, warmup: int = 25, rep: int = 100) -> float:

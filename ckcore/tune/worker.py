@@ -38,30 +38,19 @@ def make_registry(cfg: dict[str, Any]):
 
 
 def _inputs(reg, spec, problem, interpret: bool):
-    """(tensors, reference) for ``problem``: NumPy float64 reference in the interpreter, a
-    float64 recomputation by the torch path on the GPU."""
+    """(tensors, reference, magnitude allowance) for ``problem``: NumPy float64 reference in the
+    interpreter, a float64 recomputation by the torch path on the GPU; the allowance of the op's
+    tolerance (:func:`ckcore.measure.magnitude_allowance`; None where it sets none)."""
+    tol = spec.tolerance(problem)
     if interpret:
-        from ..measure import inputs_for
+        from ..measure import inputs_for, reference_allowance
 
         arrays, tensors = inputs_for(reg, spec.name, problem, 0, interpret=True)
-        return tensors, spec.reference(problem, arrays)
-    from ..bench import float64_recompute
+        return tensors, spec.reference(problem, arrays), reference_allowance(spec, problem, tol, arrays)
+    from ..bench import float64_recompute, recompute_allowance
 
     tensors = spec.random_tensors(problem, 0, "cuda")
-    return tensors, float64_recompute(spec, problem, tensors)
-
-
-def _magnitude(reg, spec, problem, tensors, interpret: bool):
-    """The op's reference on :func:`_inputs`'s inputs ``tensors`` squared (the interpreter's NumPy
-    reference takes the arrays drawn again with the same seed)."""
-    if interpret:
-        from ..measure import inputs_for
-
-        arrays, _ = inputs_for(reg, spec.name, problem, 0, interpret=True)
-        return spec.reference(problem, {n: a * a for n, a in arrays.items() if a is not None})
-    from ..bench import float64_recompute, squared
-
-    return float64_recompute(spec, problem, squared(spec, tensors))
+    return tensors, float64_recompute(spec, problem, tensors), recompute_allowance(spec, problem, tol, tensors)
 
 
 def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, Any]:
@@ -69,7 +58,7 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     measurement fields of a dataset row (status, error, times, max_abs_err)."""
     from ..dispatch import launch
     from ..errors import CompileError
-    from ..measure import compare, compare_tensors, magnitude_allowance, poisoned_output
+    from ..measure import compare, compare_tensors, poisoned_output
 
     interpret = reg.interpret
     spec = reg.catalog.op(task["op"])
@@ -81,7 +70,7 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
 
             torch.cuda.empty_cache()  # the previous problem's tensors: give the memory back
         cache["name"] = problem.name
-        cache["tensors"], cache["ref"] = _inputs(reg, spec, problem, interpret)
+        cache["tensors"], cache["ref"], cache["extra"] = _inputs(reg, spec, problem, interpret)
     tensors, ref = dict(cache["tensors"]), cache["ref"]
     tensors[spec.output] = poisoned_output(reg, task["op"], problem, tensors)
     # A declared instance, or a variant the registry derived for a problem (an epilogue, batch
@@ -108,9 +97,6 @@ def measure_one(reg, task: dict[str, Any], cache: dict[str, Any]) -> dict[str, A
     except Exception as exc:  # a kernel that raises or faults
         return {**result, "status": "launch_failed", "error": f"{type(exc).__name__}: {exc}"[:2000], "restart": True}
     tol = spec.tolerance(problem)
-    if "extra" not in cache:  # the magnitude allowance, once per problem (None: the op sets none)
-        cache["extra"] = magnitude_allowance(spec, problem, tol,
-                                             lambda: _magnitude(reg, spec, problem, cache["tensors"], interpret))
     if interpret:
         check = compare(got.double().numpy(), ref, tol.atol, tol.rtol, cache["extra"])
     else:

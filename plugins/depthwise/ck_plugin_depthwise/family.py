@@ -35,8 +35,9 @@ def spatial_reasons(key) -> list[str]:
         reasons.append(f"block_h={bh}: spatial tiles are channels-last")
     if bh & (bh - 1) or key.block_p % bh:
         reasons.append(f"block_h={bh} must be a power of two dividing block_p={key.block_p}")
-    paired = key.multiplier_two and isinstance(key, DwWindowKey)  # windows sum each dx channel's dy pair
-    if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or paired or getattr(key, "dot", False))):
+    # (multiplier two: the windows sum each dx channel's dy pair; check() refuses it elsewhere)
+    if key.direction == "bwd_data" and not (key.unit_stride and (key.multiplier_one or key.multiplier_two
+                                                                 or getattr(key, "dot", False))):
         # (the tensor-core grouped windows need unit stride only; their keys always have it)
         reasons.append(f"block_h={bh}: backward-data spatial tiles need unit_stride and multiplier_one "
                        f"(sliding windows: or multiplier_two)")
@@ -101,6 +102,11 @@ class DwFamily(ConvFamily):
             return grid[0]
         return math.ceil(p.N * p.out_pixels / split / key.block_p) * split
 
+    def channels(self, key: DwKey, p) -> int:
+        """The channels ``block_c`` tiles: dx's C in backward-data, except with multiplier two
+        (dy's K there: each dx channel's pair is summed at the store); K otherwise."""
+        return p.C if self.direction == "bwd_data" and not key.multiplier_two else p.K
+
     def bucket(self, key: DwKey):
         """(dtype, channels-last, any group count, C/G = 1) of the conv op's ``bucket``."""
         return key.dtype, key.channels_last, None, True
@@ -149,7 +155,7 @@ class DwFamily(ConvFamily):
         """Programs and SM waves of the grid; padding waste of the pixel and channel tiles
         (backward-data: of its stride phases' pixel blocks)."""
         pixels = p.N * (p.pixels if self.direction == "bwd_data" else p.out_pixels)
-        chans = p.C if self.direction == "bwd_data" and not key.multiplier_two else p.K
+        chans = self.channels(key, p)
         grid = self.grid(key, p)
         split = getattr(key, "split", 1)
         blocks = self._pixel_blocks(key, p, grid, split)
@@ -188,10 +194,9 @@ class DwBwdData(DwFamily):
         """(stride phases × pixel blocks per phase, channel blocks, 1); one phase at unit stride;
         spatial tiles: (tiles of the input planes, channel blocks, 1)."""
         if key.block_h:
-            return (spatial_programs(key, p.N, p.as_3d()["spatial"]), math.ceil(p.C / key.block_c), 1)
+            return (spatial_programs(key, p.N, p.as_3d()["spatial"]), math.ceil(self.channels(key, p) / key.block_c), 1)
         phases, rows = stride_phases(p)
-        chans = p.K if key.multiplier_two else p.C  # multiplier two: block_c counts dy channels
-        return (phases * math.ceil(rows / key.block_p), math.ceil(chans / key.block_c), 1)
+        return (phases * math.ceil(rows / key.block_p), math.ceil(self.channels(key, p) / key.block_c), 1)
 
     def supports(self, key, p):
         return unit_stride_reason(key, p) or super().supports(key, p)
@@ -299,8 +304,8 @@ class DwWindow(DwFamily):
 
     def grid(self, key, p):
         d, h, w = self._plane(p)
-        chans = p.K if self.direction == "fwd" or key.multiplier_two else p.C  # m2: block_c counts dy channels
-        return (math.ceil(p.N * d * h / key.block_h) * math.ceil(w / key.block_w), math.ceil(chans / key.block_c), 1)
+        return (math.ceil(p.N * d * h / key.block_h) * math.ceil(w / key.block_w),
+                math.ceil(self.channels(key, p) / key.block_c), 1)
 
     def features(self, key):
         """Plus the unrolled output columns ``block_w`` and the source columns of a step; and
