@@ -117,11 +117,16 @@ class Registry:
     :param settings: configuration (default :meth:`Settings.from_env`).
     :param catalog: ops and families (default: from the installed plugins).
     :param device_name: GPU product name used for peak figures in cost models (``"NVIDIA H200"``).
+    :param interpret: whether kernels run in Triton's interpreter; None (default): decided at first
+        use (``CKCORE_INTERPRET``, or no CUDA device). False selects as on the GPU even without one
+        (selection studies on a CPU: families that cannot be interpreted stay candidates).
     """
 
     def __init__(self, arch: str | None = None, *, settings: Settings | None = None, catalog: Catalog | None = None,
-                 device_name: str | None = None):
+                 device_name: str | None = None, interpret: bool | None = None):
         self.settings = settings or Settings.from_env()
+        if interpret is not None:
+            self.interpret = interpret  # fixes the cached property below
         self.arch = arch_mod.load(arch or self.settings.arch or "sm_90")
         self.device = self.arch.device(device_name)
         self.catalog = catalog or Catalog(get_plugin_manager(self.settings))
@@ -390,6 +395,8 @@ class Registry:
             return "failed to compile"
         if self.settings.deterministic and not fam.deterministic(inst.key):
             return "not deterministic (set CKCORE_DETERMINISTIC=0 to allow)"
+        if not fam.interpretable and self.interpret:
+            return f"{fam.name} kernels do not run in Triton's interpreter (no CUDA device, or CKCORE_INTERPRET=1)"
         return fam.supports(inst.key, problem)
 
     def select(self, problem: ProblemBase) -> Selection:

@@ -218,6 +218,11 @@ class KernelFamily(abc.ABC):
         point do not). Non-deterministic instances are selected only when allowed."""
         return True
 
+    #: Whether the family's kernels run in Triton's interpreter (CPU). Gluon kernels
+    #: (``triton.experimental.gluon``) do not: where kernels are interpreted, the registry rejects
+    #: such a family's instances (and they are tested compiled for the target and on the GPU).
+    interpretable: bool = True
+
     @abc.abstractmethod
     def compile_options(self, key: KeyBase) -> dict[str, Any]:
         """Compiler options (``num_warps``, ``num_stages``...)."""

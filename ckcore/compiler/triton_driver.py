@@ -1,4 +1,5 @@
 """The ``triton`` compiler driver: ``triton.compile`` for an explicit ``GPUTarget``, no GPU needed.
+Rendered sources may define a Triton (``@triton.jit``) or a Gluon (``@gluon.jit``) kernel.
 
 Artifacts: ``kernel.cubin``, ``kernel.json`` (Triton's metadata), ``kernel.ptx`` and
 ``kernel.ttgir`` (for inspection).
@@ -66,7 +67,10 @@ class TritonCompiler:
                 fn = getattr(module, job.name)
                 names = list(job.signature)
                 attrs_ = {(names.index(a),): [["tt.divisibility", 16]] for a in job.divisible_by_16}
-                src = ASTSource(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs_)
+                source_cls = ASTSource
+                if fn.is_gluon():  # a Gluon kernel (triton.experimental.gluon): its own front end
+                    from triton.experimental.gluon._runtime import GluonASTSource as source_cls
+                src = source_cls(fn=fn, signature=dict(job.signature), constexprs=dict(job.constexprs), attrs=attrs_)
                 compiled = triton.compile(src, target=GPUTarget("cuda", job.cc, 32), options=dict(job.options))
             except Exception as exc:  # Triton raises many types; all mean "this instance does not compile"
                 raise CompileError(job.name, job.arch, f"{type(exc).__name__}: {exc}") from None
