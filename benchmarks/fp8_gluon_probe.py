@@ -50,6 +50,15 @@ cost what issue 6's gap suggests. Tiles with 128
 registers of accumulator per thread (128x256 with 8 warps, 128x128 with 4 warps) spill with two
 accumulators, and ROUNDS=4 spills too (compile-only reports both).
 
+Twenty-sixth session: the next step, warp specialisation (``gl.warp_specialize``): a TMA producer
+warp and two consumer warpgroups that meet only at the ring's mbarriers, each owning 64 rows of
+the tile and promoting every 128 products. Measured here first (call 1 of that session, one H100,
+benchmarks/results/fp8_gluon_ws_probe_h100.jsonl, 68 rows, every output within tolerance): 128x256
+(two column halves per consumer) four stages 0.955 of torch._scaled_mm, three stages 0.952, 128x128
+0.934 (0.942 with two k-blocks in flight per consumer), the best of four per row 0.978. That kernel
+is now the gemm plugin's ``gemm_gluon_ws`` family (ck_plugin_gemm.gluon_ws); the ``ws_*`` configs
+below render and compile it through ckcore (GPU mode needs ckcore installed).
+
 Measured on one H100 (twenty-third session; benchmarks/results/fp8_gluon_probe_s23_h100.jsonl, all 68
 fp8 rows, every output within tolerance): geomean 0.728 of torch._scaled_mm for _p1_r2, 0.547 for
 _p1_r1, 0.512 for 128x128x64_w8_s6_p2_r2 and 0.817 for the _p4_r1 speed bound, all below the plain-Triton
@@ -69,7 +78,8 @@ each run, median of --reps runs; one JSON line per (row, config).
 usage: python benchmarks/fp8_gluon_probe.py compile-only [--configs NAME,...] [--dump DIR]
        python benchmarks/fp8_gluon_probe.py gpu [--rows NAME,...|all|quick] [--configs NAME,...]
                                                 [--reps 20] [--tol 2e-2] [--fast-accum] > OUT.jsonl
-Config names: BMxBNxBK_wW_sS_pP_rR (W warps, S stages, P = PROMOTE_EVERY, R = ROUNDS; see CONFIGS).
+Config names: BMxBNxBK_wW_sS_pP_rR (W warps, S stages, P = PROMOTE_EVERY, R = ROUNDS; see CONFIGS), and
+ws_BMxBNxBK_sS[_n2] (the plugin's gemm_gluon_ws kernels; see WS_CONFIGS).
 """
 
 import argparse
@@ -91,7 +101,17 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from sass_loop_loads import disassemble, tool  # noqa: E402  (the bundled CUDA tools)
+
+
+def disassemble(path):
+    # The bundled CUDA tools, through sass_loop_loads (which imports ckcore: compile-only mode only).
+    from sass_loop_loads import disassemble as dis
+    return dis(path)
+
+
+def tool(name):
+    from sass_loop_loads import tool as find
+    return find(name)
 
 SUITE = HERE / "suites" / "gemm_fp8.jsonl"
 QUICK = ("llama3-8b.o.fwd.m4096.fp8,llama3-8b.down.dgrad.m4096.fp8,llama3-8b.gate_up.fwd.m8192.fp8,"
@@ -106,6 +126,17 @@ CONFIGS = {
     "128x128x128_w8_s4_p4_r1": (128, 128, 128, 8, 4, 4, 1),
     "128x256x128_w8_s3_p1_r1": (128, 256, 128, 8, 3, 1, 1),
     "128x128x128_w4_s4_p1_r1": (128, 128, 128, 4, 4, 1, 1),
+}
+# The plugin's warp-specialised kernels (ck_plugin_gemm.gluon_ws, family gemm_gluon_ws; rendered
+# and compiled through ckcore): name -> (block_n, stages, n_split). The twenty-sixth session's first
+# device call measured this kernel as written here first (with a PAIR variant: two k-blocks in flight
+# per consumer, 128x128 four stages 0.942 against 0.934 without; not kept), then moved it into the
+# plugin; benchmarks/results/fp8_gluon_ws_probe_h100.jsonl.
+WS_CONFIGS = {
+    "ws_128x128x128_s4": (128, 4, 1),
+    "ws_128x128x128_s5": (128, 5, 1),
+    "ws_128x256x128_s4_n2": (256, 4, 2),
+    "ws_128x256x128_s3_n2": (256, 3, 2),
 }
 DEFAULT_CONFIGS = "128x128x128_w8_s4_p1_r1,128x128x128_w8_s4_p1_r2,128x128x128_w8_s4_p1_r4,128x128x64_w8_s6_p2_r2"
 GROUP_M = 8
@@ -248,21 +279,53 @@ def fp8_gemm_promoted(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K,
 # host side
 
 
+def ws_instance(cfg):
+    """(registry, instance) of a WS_CONFIGS name: the plugin's gemm_gluon_ws kernel with per-tensor
+    scales, e4m3, bf16 out."""
+    from ckcore import Registry
+    from ck_plugin_gemm.gluon_ws import GluonWsGemmKey
+    bn, stages, split = WS_CONFIGS[cfg]
+    reg = Registry("sm_90", interpret=False)
+    key = GluonWsGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=bn, block_k=128, num_warps=4,
+                         num_stages=stages, n_split=split, epilogue="sten")
+    return reg, reg.add("gemm_gluon_ws", key)
+
+
+def ws_kernel(cfg):
+    """The Gluon function of a WS_CONFIGS name, rendered by ckcore, and its launch options."""
+    from ckcore.compiler.triton_driver import exec_source
+    reg, inst = ws_instance(cfg)
+    job = reg.job(inst)
+    return getattr(exec_source(job.name, job.source), job.name), dict(job.options)
+
+
 def cfg_constexprs(cfg):
     bm, bn, bk, warps, stages, promote, rounds = CONFIGS[cfg]
     return dict(BM=bm, BN=bn, BK=bk, STAGES=stages, PROMOTE_EVERY=promote, ROUNDS=rounds, GROUP=GROUP_M,
                 num_warps=warps)
 
 
+def blocks(cfg):
+    """The A, B^T and C TMA block shapes of a config (the warp-specialised kernel moves A and C in
+    halves of 64 rows, one per consumer warpgroup, and C in column halves with n_split 2)."""
+    if cfg in WS_CONFIGS:
+        bn, _, split = WS_CONFIGS[cfg]
+        return [64, 128], [bn, 128], [64, bn // split]
+    ce = cfg_constexprs(cfg)
+    return [ce["BM"], ce["BK"]], [ce["BN"], ce["BK"]], [ce["BM"], ce["BN"]]
+
+
 def smem_layouts(cfg):
-    bm, bn, bk = CONFIGS[cfg][:3]
-    a_l = gl.NVMMASharedLayout.get_default_for([bm, bk], gl.float8e4nv)
-    b_l = gl.NVMMASharedLayout.get_default_for([bn, bk], gl.float8e4nv)
-    c_l = gl.NVMMASharedLayout.get_default_for([bm, bn], gl.bfloat16)
+    a_blk, b_blk, c_blk = blocks(cfg)
+    a_l = gl.NVMMASharedLayout.get_default_for(a_blk, gl.float8e4nv)
+    b_l = gl.NVMMASharedLayout.get_default_for(b_blk, gl.float8e4nv)
+    c_l = gl.NVMMASharedLayout.get_default_for(c_blk, gl.bfloat16)
     return a_l, b_l, c_l
 
 
 def fits(cfg, M, N, K):
+    if cfg in WS_CONFIGS:
+        return M % 128 == 0 and N % WS_CONFIGS[cfg][0] == 0 and K % 128 == 0
     bm, bn, bk, _, _, promote, rounds = CONFIGS[cfg]
     return M % bm == 0 and N % bn == 0 and K % (bk * promote * rounds) == 0
 
@@ -275,11 +338,16 @@ def gluon_runner(a, b_t, sa, sb, c, cfg, num_sms):
     N = b_t.shape[0]
     assert fits(cfg, M, N, K), f"{cfg}: M, N, K = {M}, {N}, {K} are not tile multiples"
     assert a.is_contiguous() and b_t.is_contiguous() and c.is_contiguous() and c.shape == (M, N)
-    ce = cfg_constexprs(cfg)
     a_l, b_l, c_l = smem_layouts(cfg)
-    a_desc = TensorDescriptor.from_tensor(a, [ce["BM"], ce["BK"]], a_l)
-    b_desc = TensorDescriptor.from_tensor(b_t, [ce["BN"], ce["BK"]], b_l)
-    c_desc = TensorDescriptor.from_tensor(c, [ce["BM"], ce["BN"]], c_l)
+    a_blk, b_blk, c_blk = blocks(cfg)
+    a_desc = TensorDescriptor.from_tensor(a, a_blk, a_l)
+    b_desc = TensorDescriptor.from_tensor(b_t, b_blk, b_l)
+    c_desc = TensorDescriptor.from_tensor(c, c_blk, c_l)
+    if cfg in WS_CONFIGS:
+        kernel, opts = ws_kernel(cfg)
+        grid = (min(num_sms, (M // 128) * (N // WS_CONFIGS[cfg][0])), )
+        return lambda: kernel[grid](a_desc, b_desc, c_desc, M, N, K, sa, sb, 1.0, 0.0, **opts)
+    ce = cfg_constexprs(cfg)
     grid = (min(num_sms, (M // ce["BM"]) * (N // ce["BN"])), )
     return lambda: fp8_gemm_promoted[grid](a_desc, b_desc, c_desc, sa, sb, M, N, K, **ce)
 
@@ -294,20 +362,29 @@ def _desc_sig(dtype, block, layout):
 
 
 def compile_sm90(cfg):
+    """(cubin bytes, ptx text, shared bytes) of a config compiled for sm_90a on the CPU (the WS
+    configs through ckcore's compiler driver, as the registry builds them)."""
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
+    if cfg in WS_CONFIGS:
+        from ckcore.compiler import get_compiler
+        reg, inst = ws_instance(cfg)
+        files = get_compiler().compile(reg.job(inst))
+        return files["kernel.cubin"], files["kernel.ptx"].decode(), json.loads(files["kernel.json"])["shared"]
     ce = cfg_constexprs(cfg)
     a_l, b_l, c_l = smem_layouts(cfg)
-    sig = {"a_desc": _desc_sig("fp8e4nv", [ce["BM"], ce["BK"]], a_l),
-           "b_desc": _desc_sig("fp8e4nv", [ce["BN"], ce["BK"]], b_l),
-           "c_desc": _desc_sig("bf16", [ce["BM"], ce["BN"]], c_l),
+    a_blk, b_blk, c_blk = blocks(cfg)
+    sig = {"a_desc": _desc_sig("fp8e4nv", a_blk, a_l),
+           "b_desc": _desc_sig("fp8e4nv", b_blk, b_l),
+           "c_desc": _desc_sig("bf16", c_blk, c_l),
            "scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
     for k in ce:
         sig[k] = "constexpr"
     names = fp8_gemm_promoted.arg_names
     attrs = {(names.index(k), ): [["tt.divisibility", 16]] for k in ("scale_a_ptr", "scale_b_ptr", "M", "N", "K")}
     src = GluonASTSource(fp8_gemm_promoted, sig, ce, attrs)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=ce["num_warps"]))
+    ck = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=ce["num_warps"]))
+    return ck.asm["cubin"], ck.asm["ptx"], ck.metadata.shared
 
 
 def sass_stats(cubin):
@@ -347,24 +424,23 @@ def main_compile(args):
     for cfg in args.configs.split(","):
         t0 = time.time()
         try:
-            ck = compile_sm90(cfg)
+            cubin, ptx, shared = compile_sm90(cfg)
         except Exception as e:  # a probe: report and go on
             msg = str(e).strip().splitlines()
             print(json.dumps({"config": cfg, "compiled": False, "error": f"{type(e).__name__}: "
                               f"{' | '.join(msg[-4:])[:600]}"}), flush=True)
             continue
-        st, sass = sass_stats(ck.asm["cubin"])
-        notes, spill, ptxas_text = ptxas_notes(ck.asm["ptx"])
-        tgt = re.search(r"^\.target\s+(\S+)", ck.asm["ptx"], re.M)
+        st, sass = sass_stats(cubin)
+        notes, spill, ptxas_text = ptxas_notes(ptx)
+        tgt = re.search(r"^\.target\s+(\S+)", ptx, re.M)
         rec = {"config": cfg, "compiled": True, "ptx_target": tgt.group(1) if tgt else None,
-               "ptxas_spill_bytes": spill, "shared_bytes": ck.metadata.shared, **st, "ptxas_wgmma_notes": notes,
+               "ptxas_spill_bytes": spill, "shared_bytes": shared, **st, "ptxas_wgmma_notes": notes,
                "compile_s": round(time.time() - t0, 1)}
         print(json.dumps(rec), flush=True)
         ok += 1
         if args.dump:
             os.makedirs(args.dump, exist_ok=True)
-            for ext in ("ttgir", "ptx"):
-                Path(args.dump, f"{cfg}.{ext}").write_text(ck.asm[ext])
+            Path(args.dump, f"{cfg}.ptx").write_text(ptx)
             Path(args.dump, f"{cfg}.sass").write_text(sass)
             Path(args.dump, f"{cfg}.ptxas.txt").write_text(ptxas_text)
     return 0 if ok else 1
@@ -463,8 +539,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="mode", required=True)
     pc = sub.add_parser("compile-only", help="compile for sm_90a on the CPU and report resources")
-    pc.add_argument("--configs", default=",".join(CONFIGS))
-    pc.add_argument("--dump", default=None, help="write ttgir / ptx / sass / ptxas -v output here")
+    pc.add_argument("--configs", default=",".join([*CONFIGS, *WS_CONFIGS]))
+    pc.add_argument("--dump", default=None, help="write ptx / sass / ptxas -v output here")
     pg = sub.add_parser("gpu", help="check and time against torch._scaled_mm (H100 / H200)")
     pg.add_argument("--rows", default="all", help="'all' (every fp8 row of the suite), 'quick' or NAME,...")
     pg.add_argument("--configs", default=DEFAULT_CONFIGS)

@@ -34,7 +34,7 @@ def main():
     args = ap.parse_args()
     if bool(args.drop) != bool(args.suite):
         ap.error("--drop and --suite go together")
-    reg = Registry("sm_90")
+    reg = Registry("sm_90", interpret=False)  # candidates as on the GPU
     reg.declare(args.op, args.set)
     new = re.compile(args.match)
     rows = list(Dataset(args.dataset).rows())

@@ -38,7 +38,7 @@ def main():
     ap.add_argument("--suite", default="benchmarks/suites/conv.jsonl")
     ap.add_argument("--device", default="NVIDIA H200")
     args = ap.parse_args()
-    reg = Registry("sm_90", device_name=args.device)
+    reg = Registry("sm_90", device_name=args.device, interpret=False)  # picks as on the GPU
     reg.declare(args.op, "default")
     operator = reg.catalog.op(args.op)
     models = {k: load_model_from(Path(getattr(args, k)), args.op, "sm_90") for k in ("old", "new")}

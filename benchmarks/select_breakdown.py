@@ -42,7 +42,8 @@ def main():
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--set", default="default")
     args = ap.parse_args()
-    reg = Registry("sm_90", settings=attrs.evolve(Settings.from_env(), heuristic="lightgbm"), device_name="NVIDIA H200")
+    reg = Registry("sm_90", settings=attrs.evolve(Settings.from_env(), heuristic="lightgbm"), device_name="NVIDIA H200",
+                   interpret=False)
     reg.declare(args.op, args.set)
     how = reg.prepare_selection([args.op]).get(args.op) if args.prepare else None
     rows = [json.loads(line) for line in open(args.suite)]

@@ -18,7 +18,7 @@ def test_gemm_plugin_discovered_through_entry_points():
 
 def test_allow_list_and_block_list():
     only_gemm = Catalog(get_plugin_manager(Settings(plugins=("gemm",))))
-    assert only_gemm.ops.keys() == {"gemm"} and set(only_gemm.families) == {"gemm_tiled", "gemm_tma", "gemm_persistent"}
+    assert only_gemm.ops.keys() == {"gemm"} and set(only_gemm.families) == {"gemm_tiled", "gemm_tma", "gemm_persistent", "gemm_gluon_ws"}
     assert not Catalog(get_plugin_manager(Settings(plugins=("other",)))).ops
     assert "gemm" not in Catalog(get_plugin_manager(Settings(disabled_plugins=("gemm", "stream_k")))).ops
     with pytest.raises(PluginError, match="no loaded plugin defines"):  # stream_k needs gemm's op

@@ -15,9 +15,11 @@ def ck_register_operators(register):
 @hookimpl
 def ck_register_kernel_families(register):
     from .family import TiledGemm
+    from .gluon_ws import GluonWsGemm
     from .persistent import PersistentGemm
     from .tma import TmaGemm
 
     register(TiledGemm())
     register(TmaGemm())
     register(PersistentGemm())
+    register(GluonWsGemm())

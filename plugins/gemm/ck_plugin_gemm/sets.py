@@ -255,3 +255,30 @@ def _persistent_keys(arch: ArchSpec, cfgs_16, cfgs_32, cfgs_8) -> list:
             if not fam.check(key, arch):
                 keys.append(key)
     return keys
+
+
+# Warp-specialised Gluon fp8 kernels (gemm_gluon_ws; promoted accumulation, rcr): (block_n,
+# stages, n_split). Measured on an H100 (the probe benchmarks/fp8_gluon_probe.py,
+# benchmarks/results/fp8_gluon_ws_probe_h100.jsonl, 68 fp8 rows): 128x256 _n2 four stages 0.955 of
+# torch._scaled_mm, three stages 0.952, 128x128 four stages 0.934 (the fastest of the four on 25
+# rows, mostly M = 1024 and the long-K ones); the best of the four per row 0.978.
+_GLUON_WS_FP8 = [(256, 4, 2), (256, 3, 2), (128, 4, 1)]
+_GLUON_WS_FP8_FULL = _GLUON_WS_FP8 + [(128, 5, 1), (128, 3, 1), (256, 2, 2)]
+
+
+def _gluon_ws_keys(arch: ArchSpec, cfgs) -> list:
+    from .gluon_ws import GluonWsGemm, GluonWsGemmKey
+
+    fam = GluonWsGemm()
+    keys = [GluonWsGemmKey(dtype=q, layout=Layout.RCR, block_m=128, block_n=bn, block_k=128, num_warps=4, num_stages=s,
+                           n_split=split)
+            for q in (QuantType.FP8E4M3, QuantType.FP8E5M2) for bn, s, split in cfgs]
+    return [k for k in keys if not fam.check(k, arch)]
+
+
+def gluon_ws_default_set(arch: ArchSpec) -> list:
+    return _gluon_ws_keys(arch, _GLUON_WS_FP8)
+
+
+def gluon_ws_full_set(arch: ArchSpec) -> list:
+    return _gluon_ws_keys(arch, _GLUON_WS_FP8_FULL)
