@@ -52,8 +52,9 @@ def _arch_fields(arch: ArchSpec) -> dict:
 
 
 def render(family: KernelFamily, key: KeyBase, arch: ArchSpec) -> str:
-    """The Python source of ``key``'s kernel on ``arch``: one module defining one
-    ``@triton.jit`` function named after the instance.
+    """The Python source of ``key``'s kernel on ``arch``: one module defining the kernel, a
+    ``@triton.jit`` (or ``@gluon.jit``) function named after the instance, last; a Gluon kernel's
+    warp-specialised partitions are module functions too, named with a leading underscore.
 
     :raises InvalidKernelKey: the key's name or fields are not safe template input.
     """
