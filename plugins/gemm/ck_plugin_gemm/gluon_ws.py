@@ -29,8 +29,8 @@ stores from each consumer's staging buffer. Measured on an H100 (twenty-sixth se
 
 Scope (``check`` and ``supports``): fp8 e4m3 / e5m2, layout ``rcr`` (both operands K-major, as
 ``torch._scaled_mm`` takes them), promoted accumulation only (``fast_accum=False``: the other
-families reach 0.98 of cuBLAS with fast accumulation), no epilogue or per-tensor scales (``sten``)
-only, bf16 / fp16 / fp32 out, one matrix per launch, the TMA alignment rules of ``gemm_tma``.
+families reach 0.98 of cuBLAS with fast accumulation), no epilogue but dequantization scales, per
+tensor (``sten``) or per row of A and column of B (``srow``), bf16 / fp16 / fp32 out, one matrix per launch, the TMA alignment rules of ``gemm_tma``.
 Gluon kernels do not run in Triton's interpreter: the family is ``interpretable = False``, its
 CPU tests compile it for sm_90a, and its results are checked on the GPU (``gpu`` tests).
 """
@@ -120,7 +120,7 @@ class GluonWsGemm(TmaGemm):
         """The tiled family's rules (not its shared-memory or register terms: the kernel's own
         below), TMA, and the kernel's own: fp8 inputs,
         ``rcr``, promoted accumulation, block_m 128, block_k 128, num_warps 4, no fused epilogue
-        beyond per-tensor scales, no batch, shared memory of the ring and the two consumers' C
+        beyond dequantization scales, no batch, shared memory of the ring and the two consumers' C
         staging within the block limit, wgmma (sm_90)."""
         reasons = [r for r in TiledGemm.check(self, key, arch) if "shared memory" not in r and "accumulator registers" not in r]
         if not arch.tma:
@@ -140,8 +140,8 @@ class GluonWsGemm(TmaGemm):
         if key.block_n // key.n_split > 128:
             reasons.append(f"block_n / n_split = {key.block_n // key.n_split}: a consumer holds a total and a partial of "
                            f"64 x that many fp32 values in 232 registers a thread, so at most 128")
-        if key.epilogue not in ("none", "sten"):
-            reasons.append(f"epilogue {key.epilogue}: only per-tensor dequantization scales (sten) are implemented")
+        if key.epilogue not in ("none", "sten", "srow"):
+            reasons.append(f"epilogue {key.epilogue}: only dequantization scales (sten, srow) are implemented")
         if key.batched:
             reasons.append("batched: one matrix per launch")
         if not getattr(arch, "wgmma", False):
@@ -165,7 +165,7 @@ class GluonWsGemm(TmaGemm):
 
     def signature(self, key: GluonWsGemmKey) -> dict[str, str]:
         """Host descriptors of A, B^T and C (``tensordesc<type[block],layout>``), M, N, K, then the
-        epilogue's parameters (``sten``: scale_a_ptr, scale_b_ptr, alpha, beta)."""
+        epilogue's parameters (``sten`` / ``srow``: scale_a_ptr, scale_b_ptr, alpha, beta)."""
         sig = {name: f"tensordesc<{ty}{list(block)},{layout}>" for name, (ty, block, layout) in _layouts(key).items()}
         sig.update({"M": "i32", "N": "i32", "K": "i32"})
         return {**sig, **self.variant_signature(key, f"*{out_type(key).triton}")}
@@ -174,7 +174,7 @@ class GluonWsGemm(TmaGemm):
         return {}
 
     def divisible_by_16(self, key: GluonWsGemmKey) -> tuple[str, ...]:
-        return ("scale_a_ptr", "scale_b_ptr") if key.epilogue == "sten" else ()
+        return ("scale_a_ptr", "scale_b_ptr") if key.epilogue in ("sten", "srow") else ()
 
     def compile_options(self, key: GluonWsGemmKey) -> dict[str, Any]:
         return {"num_warps": 4, "maxnreg": MAXNREG}

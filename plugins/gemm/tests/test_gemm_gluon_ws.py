@@ -41,7 +41,7 @@ def test_default_set(reg):
 
 
 @pytest.mark.parametrize("variant", [dict(), dict(scale="tensor"), dict(scale="tensor", out_dtype="fp16"),
-                                     dict(out_dtype="fp32")], ids=["plain", "sten", "sten_fp16", "fp32"])
+                                     dict(out_dtype="fp32"), dict(scale="row")], ids=["plain", "sten", "sten_fp16", "fp32", "srow"])
 def test_compiles_for_sm90(reg, variant):
     """Every default instance's variant compiles for sm_90a (CPU), within the shared-memory limit,
     with the parameters the family's signature names."""
@@ -84,7 +84,7 @@ def test_refused_where_kernels_are_interpreted(tmp_path):
 @pytest.mark.parametrize("change, words", [
     (dict(dtype="fp16"), "fp8"), (dict(layout="rrr"), "rcr"), (dict(fast_accum=True), "fast_accum"),
     (dict(block_k=64), "block_k"), (dict(block_m=64), "block_m"), (dict(num_warps=8), "num_warps"),
-    (dict(n_split=1), "block_n / n_split"), (dict(epilogue="sten_bcol"), "epilogue"), (dict(batched=True), "batched"),
+    (dict(n_split=1), "block_n / n_split"), (dict(epilogue="srow_bcol"), "epilogue"), (dict(batched=True), "batched"),
     (dict(out_dtype="fp32", num_stages=4), "shared memory"),
 ])
 def test_check_refuses(reg, change, words):
@@ -114,9 +114,11 @@ def gpu_reg(tmp_path_factory):
 
 
 # (M, N, K, extra problem fields): partial tiles in M and N, a partial last K block, K below one
-# block, more tiles than SMs (several tiles per program), per-tensor scales, every output type.
+# block, more tiles than SMs (several tiles per program), per-tensor and per-row scales (the rows
+# and columns of partial tiles masked), every output type.
 GPU_CASES = [(1000, 3000, 528, dict()), (256, 256, 64, dict(scale="tensor")), (4096, 4096, 1024, dict(scale="tensor")),
-             (384, 640, 4096, dict(scale="tensor", out_dtype="fp16")), (200, 520, 384, dict(out_dtype="fp32"))]
+             (384, 640, 4096, dict(scale="tensor", out_dtype="fp16")), (200, 520, 384, dict(out_dtype="fp32")),
+             (1000, 3000, 528, dict(scale="row")), (4096, 4096, 1024, dict(scale="row", out_dtype="fp16"))]
 
 
 @pytest.mark.gpu
