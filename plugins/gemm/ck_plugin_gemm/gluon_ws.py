@@ -153,12 +153,13 @@ class GluonWsGemm(TmaGemm):
 
     @staticmethod
     def smem_bytes(key: GluonWsGemmKey) -> int:
-        """Bytes of shared memory the kernel allocates: the ring (stages x (BLOCK_M + BLOCK_N) x
-        BLOCK_K fp8), both consumers' C staging (2 x 64 x BLOCK_N / n_split of the output type)
-        and 2 x stages mbarriers (8 B each)."""
+        """Bytes of shared memory the kernel allocates, at most: the ring (stages x (BLOCK_M +
+        BLOCK_N) x BLOCK_K fp8), both consumers' C staging (2 x 64 x BLOCK_N / n_split of the output
+        type) and 1 KB for the mbarriers and alignment (the default set compiled for sm_90a with
+        Triton 3.6 used 152-160 B beyond ring and staging; the CPU tests check the bound)."""
         ring = key.num_stages * (key.block_m + key.block_n) * key.block_k * key.dtype.itemsize
         staging = 2 * (key.block_m // 2) * (key.block_n // key.n_split) * out_type(key).itemsize
-        return ring + staging + 16 * key.num_stages
+        return ring + staging + 1024
 
     def mma_warps(self, key: GluonWsGemmKey) -> int:
         return 8
