@@ -279,16 +279,19 @@ def fp8_gemm_promoted(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, M, N, K,
 # host side
 
 
-def ws_instance(cfg):
-    """(registry, instance) of a WS_CONFIGS name: the plugin's gemm_gluon_ws kernel with per-tensor
-    scales, e4m3, bf16 out."""
-    from ckcore import Registry
+def ws_key(cfg):
+    """The plugin's gemm_gluon_ws key of a WS_CONFIGS name: per-tensor scales, e4m3, bf16 out."""
     from ck_plugin_gemm.gluon_ws import GluonWsGemmKey
     bn, stages, split = WS_CONFIGS[cfg]
+    return GluonWsGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=bn, block_k=128, num_warps=4,
+                          num_stages=stages, n_split=split, epilogue="sten")
+
+
+def ws_instance(cfg):
+    """(registry, instance) of a WS_CONFIGS name (ws_key)."""
+    from ckcore import Registry
     reg = Registry("sm_90", interpret=False)
-    key = GluonWsGemmKey(dtype="fp8e4m3", layout="rcr", block_m=128, block_n=bn, block_k=128, num_warps=4,
-                         num_stages=stages, n_split=split, epilogue="sten")
-    return reg, reg.add("gemm_gluon_ws", key)
+    return reg, reg.add("gemm_gluon_ws", ws_key(cfg))
 
 
 def ws_kernel(cfg):
@@ -306,11 +309,11 @@ def cfg_constexprs(cfg):
 
 
 def blocks(cfg):
-    """The A, B^T and C TMA block shapes of a config (the warp-specialised kernel moves A and C in
-    halves of 64 rows, one per consumer warpgroup, and C in column halves with n_split 2)."""
+    """The A, B^T and C TMA block shapes of a config (the WS configs: the plugin's, whose A and C
+    move in halves of 64 rows, one per consumer warpgroup, and C in column halves with n_split 2)."""
     if cfg in WS_CONFIGS:
-        bn, _, split = WS_CONFIGS[cfg]
-        return [64, 128], [bn, 128], [64, bn // split]
+        from ck_plugin_gemm.gluon_ws import _layouts
+        return [list(block) for _, block, _ in _layouts(ws_key(cfg)).values()]
     ce = cfg_constexprs(cfg)
     return [ce["BM"], ce["BK"]], [ce["BN"], ce["BK"]], [ce["BM"], ce["BN"]]
 

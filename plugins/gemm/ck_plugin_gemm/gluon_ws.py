@@ -43,7 +43,6 @@ CPU tests compile it for sm_90a, and its results are checked on the GPU (``gpu``
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Mapping
 
 import attrs
@@ -55,7 +54,9 @@ from ckcore.tma import checked_views, host_descriptors
 from .epilogue import out_type, variant_suffix
 from .keys import GemmKey
 from .quant import QuantType
+from .schedule import tiles
 from .family import TiledGemm
+from .persistent import PersistentGemm
 from .tma import TmaGemm
 
 __all__ = ["GluonWsGemmKey", "GluonWsGemm"]
@@ -89,6 +90,7 @@ class GluonWsGemmKey(GemmKey):
 def _layouts(key: GluonWsGemmKey) -> dict[str, tuple[str, tuple[int, int], str]]:
     """Per descriptor parameter: (Triton element type, block, the Gluon shared layout's repr that
     the kernel signature spells). A [64, BLOCK_K]; B^T [BLOCK_N, BLOCK_K]; C [64, BLOCK_N / n_split]."""
+    import triton.language as tl
     from triton.experimental.gluon import language as gl
 
     half, sub = key.block_m // 2, key.block_n // key.n_split
@@ -96,9 +98,8 @@ def _layouts(key: GluonWsGemmKey) -> dict[str, tuple[str, tuple[int, int], str]]
     for name, dtype, block in (("a_desc", key.dtype.triton, (half, key.block_k)),
                                ("b_desc", key.dtype.triton, (key.block_n, key.block_k)),
                                ("c_desc", out_type(key).triton, (half, sub))):
-        gl_dtype = {"fp8e4nv": gl.float8e4nv, "fp8e5": gl.float8e5, "bf16": gl.bfloat16, "fp16": gl.float16,
-                    "fp32": gl.float32}[dtype]
-        out[name] = (dtype, block, repr(gl.NVMMASharedLayout.get_default_for(list(block), gl_dtype)))
+        layout = gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(dtype, None))
+        out[name] = (dtype, block, repr(layout))
     return out
 
 
@@ -186,11 +187,10 @@ class GluonWsGemm(TmaGemm):
         return {"num_warps": 4, "maxnreg": MAXNREG}
 
     def grid(self, key: GluonWsGemmKey, p) -> tuple[int, int, int]:
-        tiles = math.ceil(p.M / key.block_m) * math.ceil(p.N / key.block_n)
-        return (min(self.sm_count, tiles), 1, 1)
+        return (min(self.sm_count, tiles(key, p)), 1, 1)
 
-    #: Programs at most: the SM count of the H100 SXM and H200 (arch spec ``sm_90``).
-    sm_count = 132
+    #: Programs at most, as the persistent TMA family's.
+    sm_count = PersistentGemm.sm_count
 
     def launch_args(self, key: GluonWsGemmKey, p, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         return (*host_descriptors(_views(key, p), tensors), p.M, p.N, p.K) + self.variant_args(key, p, tensors)
