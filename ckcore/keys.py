@@ -167,9 +167,10 @@ class KeyBase(_SchemaBase):
         raise NotImplementedError
 
 
-def template_fields(key: KeyBase) -> dict[str, Any]:
-    """The key's fields as template input, each checked to be a number, a bool, or an
-    identifier-like string (tuples of those allowed), so no value can inject code.
+def template_fields(key: KeyBase, values: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The key's fields (or, given, ``values`` derived from the key) as template input, each
+    checked to be a number, a bool, or an identifier-like string (tuples of those allowed), so no
+    value can inject code.
 
     :raises InvalidKernelKey: a field holds anything else.
     """
@@ -181,11 +182,11 @@ def template_fields(key: KeyBase) -> dict[str, Any]:
             return True
         if isinstance(v, str):
             return bool(IDENTIFIER.match(v))
-        if isinstance(v, list):
+        if isinstance(v, (list, tuple)):
             return all(ok(x) for x in v)
         return False
 
-    for field, value in key.to_dict().items():
+    for field, value in (key.to_dict() if values is None else values).items():
         if ok(value):
             out[field] = tuple(value) if isinstance(value, list) else value
         else:

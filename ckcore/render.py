@@ -1,5 +1,6 @@
 """Rendering kernel templates: one jinja2 Environment, StrictUndefined, a PrefixLoader with one
-PackageLoader per plugin package. A template is a pure function of (key, arch, name)."""
+PackageLoader per plugin package. A template is a pure function of (key, arch, name); ``derived``
+holds the values the family derives from the key (:meth:`KernelFamily.template_values`)."""
 
 from __future__ import annotations
 
@@ -63,5 +64,6 @@ def render(family: KernelFamily, key: KeyBase, arch: ArchSpec) -> str:
         raise InvalidKernelKey(repr(key), [f"name={name!r}: expected an identifier"])
     template = f"{family.template_package}/{family.template}"
     return _environment().get_template(template).render(
-        key=template_fields(key), arch=_arch_fields(arch), name=name, template=template
+        key=template_fields(key), derived=template_fields(key, family.template_values(key)), arch=_arch_fields(arch),
+        name=name, template=template
     )

@@ -248,6 +248,12 @@ class KernelFamily(abc.ABC):
         waste...) for learned heuristics; default none."""
         return {}
 
+    def template_values(self, key: KeyBase) -> dict[str, Any]:
+        """Values derived from ``key`` that the template reads as ``derived`` (numbers, bools,
+        identifier-like strings, as the key's fields), so that the template restates no formula
+        of the family's; default none."""
+        return {}
+
     def features(self, key: KeyBase) -> dict[str, float]:
         """Numeric kernel features for learned heuristics."""
         return {k: float(v) for k, v in key.to_dict().items() if isinstance(v, (int, float))}

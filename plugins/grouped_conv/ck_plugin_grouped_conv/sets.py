@@ -9,7 +9,7 @@ import itertools
 from ckcore import DType
 from ckcore.arch import ArchSpec
 
-__all__ = ["default_set", "full_set", "tma_set"]
+__all__ = ["default_set", "full_set", "tma_set", "halo_set"]
 
 # Tiles chosen from sweeps on an H200 (benchmarks/results/conv_sweep_fwd_h200.jsonl): stage-1
 # tiles (plain loads through L1, which the 3x3 taps of one program re-read) won on 3x3 layers.
@@ -206,4 +206,26 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
         for bh, bw, bn, bk, w, s, gpb in _TMA_MERGED:  # 32 channels whatever the dtype: 4-16 per group
             add(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, block_k=bk, num_warps=w, num_stages=s,
                 groups_per_block=gpb)
+    return keys
+
+
+# Halo kernels (conv_halo_fwd / conv_halo_bwd_data): (block_h, block_w, block_n, num_stages) for
+# 64-channel and 32-channel groups, 3-row filters at dilation 1; full: every patch, width and depth
+# of ring that fits shared memory.
+# The default set's four: the best of each patch and width on the suite rows they serve, H100,
+# twenty-seventh session (benchmarks/results/halo_sweep_s27_h100.jsonl: every ring depth from 3 on
+# was within 5% of the best).
+_HALO = [(16, 8, 64, 4), (8, 8, 64, 5), (16, 8, 32, 4), (8, 8, 32, 6)]
+_HALO_FULL = [(bh, bw, bn, st) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in range(2, 9)]
+
+
+def halo_set(family, arch: ArchSpec, full: bool) -> list:
+    """The halo family's instances valid on ``arch``: :data:`_HALO` (``full``: and
+    :data:`_HALO_FULL`) for fp16 and bf16, 3-row filters at dilation 1 with up to 9 taps."""
+    keys = []
+    for dtype in (DType.FP16, DType.BF16):
+        for bh, bw, bn, st in _HALO + (_HALO_FULL if full else []):
+            key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st)
+            if key not in keys and not family.check(key, arch):
+                keys.append(key)
     return keys

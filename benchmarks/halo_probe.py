@@ -1,0 +1,101 @@
+"""The halo families (``conv_halo_fwd`` / ``conv_halo_bwd_data``) on the conv suite's rows they
+serve, against the ``conv_tma`` instances and cuDNN, on the GPU.
+
+For each row of ``benchmarks/suites/conv.jsonl`` that a full-set halo instance supports (3-row
+filters at stride 1, C/G at most 64, 16-bit, channels-last), per direction: every supporting halo
+instance and every supporting unsplit default ``conv_tma`` instance is checked once against the float64
+recompute (``ckcore.bench.float64_recompute``) and timed (``ckcore.measure.time_ms``, median), and
+so is the torch path (cuDNN, ``cudnn.benchmark``). One JSON line per (row, direction) with every
+time in µs and each check's result, then a summary: geomean of the best TMA time over the best halo
+time, and of cuDNN's over the best halo time.
+
+usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data] [--names RE]
+"""
+
+import argparse
+import json
+import math
+import re
+
+import torch
+
+from ckcore import Registry
+from ckcore.bench import float64_recompute, recompute_allowance
+from ckcore.dispatch import launch
+from ckcore.measure import compare_tensors, time_ms
+
+OPS = {"fwd": "grouped_conv_fwd", "bwd_data": "grouped_conv_bwd_data"}
+
+
+def _row_fields(row):
+    return {k: v for k, v in row.items() if k not in ("op", "name")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--ops", default="fwd,bwd_data")
+    ap.add_argument("--names", default=".")
+    ap.add_argument("--suite", default="benchmarks/suites/conv.jsonl")
+    args = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    reg = Registry("sm_90")
+    rows = [json.loads(line) for line in open(args.suite) if line.strip()]
+    results = []
+    with open(args.out, "w") as out:
+        for short in args.ops.split(","):
+            op = OPS[short]
+            reg.declare(op, "full")
+            spec = reg.catalog.op(op)
+            halo = [i for i in reg.of_op(op) if i.family.startswith("conv_halo")]
+            default = {k.name for f in reg.catalog.families.values() if f.op == op and f.name.startswith("conv_tma")
+                       for k in f.kernel_sets()["default"](reg.arch)}
+            tma = [i for i in reg.of_op(op) if i.name in default]
+            reg.build(instances=[i for i in halo + tma if i.key.dtype.value in ("bf16", "fp16")], progress=False)
+            for row in rows:
+                if not re.search(args.names, row["name"]):
+                    continue
+                p = reg.problem(op, **_row_fields(row))
+                mine = [i for i in halo if reg.family(i).supports(i.key, p) is None]
+                if not mine:
+                    continue
+                theirs = [i for i in tma if reg.family(i).supports(i.key, p) is None and i.key.split_k == 1]
+                tensors = spec.random_tensors(p, 0, "cuda")
+                tol = spec.tolerance(p)
+                ref = float64_recompute(spec, p, tensors)
+                extra = recompute_allowance(spec, p, tol, tensors)
+                rec = {"name": row["name"], "op": op, "problem": p.name, "halo": {}, "tma": {}}
+                for group, insts in (("halo", mine), ("tma", theirs)):
+                    for inst in insts:
+                        t = dict(tensors)
+                        t[spec.output] = spec.empty_output(p, tensors[spec.inputs[0]]).fill_(float("nan"))
+                        try:
+                            launch(reg, op, p, t, instance=inst.name)
+                            check = compare_tensors(t[spec.output], ref, tol.atol, tol.rtol, extra)
+                            us = time_ms(lambda: launch(reg, op, p, t, instance=inst.name), interpret=False) * 1e3
+                            rec[group][inst.name] = {"us": us, "ok": bool(check.passed), "max_abs_err": check.max_abs_err}
+                        except Exception as exc:  # a failing instance is a result too
+                            rec[group][inst.name] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+                t = dict(tensors)
+                t[spec.output] = spec.empty_output(p, tensors[spec.inputs[0]])
+                base = spec.torch_baseline(p, t)
+                rec["torch_us"] = time_ms(base, interpret=False) * 1e3
+                ok = lambda d: [v["us"] for v in d.values() if v.get("ok")]  # noqa: E731
+                rec["halo_best_us"] = min(ok(rec["halo"]), default=None)
+                rec["tma_best_us"] = min(ok(rec["tma"]), default=None)
+                print(json.dumps({k: rec[k] for k in ("name", "op", "halo_best_us", "tma_best_us", "torch_us")}), flush=True)
+                bad = {n: v for n, v in rec["halo"].items() if not v.get("ok")}
+                if bad:
+                    print("  FAILED:", json.dumps(bad)[:600], flush=True)
+                out.write(json.dumps(rec) + "\n")
+                results.append(rec)
+    for op in OPS.values():
+        rs = [r for r in results if r["op"] == op and r["halo_best_us"]]
+        if not rs:
+            continue
+        g = lambda key: math.exp(sum(math.log(r[key] / r["halo_best_us"]) for r in rs if r[key]) / len(rs))  # noqa: E731
+        print(f"{op}: {len(rs)} rows; best TMA / best halo {g('tma_best_us'):.3f}; cuDNN / best halo {g('torch_us'):.3f}")
+
+
+if __name__ == "__main__":
+    main()

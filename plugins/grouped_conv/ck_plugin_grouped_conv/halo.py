@@ -1,0 +1,321 @@
+"""The halo families (sm_90): ``conv_halo_fwd`` and ``conv_halo_bwd_data``, stride-1 channels-last
+convolutions written in Gluon (``triton.experimental.gluon``), template ``conv_halo.py.j2``.
+
+Why: the TMA implicit GEMM (``conv_tma_*``) loads, for every filter tap, the program's pixel
+patch shifted by the tap: nine loads of the same neighbourhood for a 3×3 filter, plus the tap's
+filter tile. On RegNet's 40-channel groups that traffic is the bound: Nsight Compute on an H100
+(twenty-seventh session, ``benchmarks/results/README.md``) read 479 MB through L2 for a layer whose
+tensors hold 32 MB, with L2 at 71% of its peak and the SMs' issue slots 12% busy (117 µs, where
+cuDNN's kernel takes 45 µs).
+
+Here a program:
+
+- loads, per (depth tap, column tap), one **halo**: the patch of ``block_h × block_w`` output
+  pixels plus the ``(taps_h - 1) · dil_h`` image rows below it (two TMA boxes: the patch and a
+  ``tail_h``-row tail; TMA zero-fills the padding). Each of the ``taps_h`` row taps then reads the
+  halo shifted by whole image rows. With ``block_w`` a multiple of 8, a shift of one image row is
+  whole 8-row swizzle atoms of shared memory, so the shifted patch is a valid warpgroup-MMA
+  operand: a view at an atom offset (Gluon's ``_reinterpret`` of one atom to the full tile;
+  ``slice`` accepts only offsets that are multiples of the slice);
+- keeps the filter of its (group, column block), every tap, in shared memory while its tiles run;
+- is **persistent**: the grid is at most one program per SM, each takes a contiguous run of
+  tiles in (group, column block, output row, patch) order, and the halo loads of its next tile
+  are in flight while it finishes and stores the current one (a ring of ``num_stages`` slots).
+
+So a 3×3 layer loads 3 halos of ``(block_h + 2) · block_w`` pixels per tile instead of 9 patches
+of ``block_h · block_w``, and the filter once per program instead of once per tile.
+
+Scope (:meth:`ConvHaloFamily.supports`): fp16 / bf16, channels-last, every stride 1, C/G (the
+reduction channels per group) at most ``block_k`` (one channel block: the resident filter is
+taps × ``block_n`` × ``block_k``), filter height ``taps_h`` and height dilation ``dil_h`` as the key
+fixes them (the row shifts are compile-time offsets), at most ``max_taps`` taps, and the TMA rules
+of the ``conv_tma`` families (16-byte aligned tensors and channel strides, 32-bit coordinates).
+Gluon kernels do not run in Triton's interpreter: the families are ``interpretable = False``; the
+CPU tests compile them for sm_90a and their results are checked on the GPU (``gpu`` tests).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Mapping
+
+import attrs
+
+from ckcore import DType, KeyBase
+from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+
+from . import rules
+from .family import int32_reason, tile_features
+from .problem import ConvProblem
+from .tma import _ARGS, ConvTmaFamily, _int_args, _TmaTraits, geometry
+
+__all__ = ["ConvHaloKey", "ConvHaloFwdKey", "ConvHaloBwdDataKey", "ConvHaloFwd", "ConvHaloBwdData", "HALO_FAMILIES"]
+
+#: An SM's programs at most: one (the kernel's shared memory fills most of an SM).
+SM_COUNT = 132
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+@attrs.frozen(kw_only=True)
+class ConvHaloKey(_TmaTraits, KeyBase):
+    """One halo convolution kernel (channels-last, stride 1; 4 warps, one warpgroup).
+
+    :ivar dtype: fp16 or bf16.
+    :ivar block_h, block_w: the output-pixel patch of a tile (rows of the implicit GEMM:
+        ``block_h · block_w``, 64 or 128); ``block_w`` a multiple of 8 (one image row = whole
+        8-row swizzle atoms).
+    :ivar block_n: output channels of the group per tile (the MMA's N); ``block_k``, the reduction
+        channels of one step, is the same (C/G at most that).
+    :ivar num_stages: halo slots in the ring.
+    :ivar taps_h, dil_h: the filter height and height dilation the kernel is compiled for.
+    :ivar max_taps: filter taps (depth × height × width) the resident filter holds.
+    """
+
+    direction: ClassVar[str] = ""
+    num_warps: ClassVar[int] = 4
+    split_k: ClassVar[int] = 1
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    block_h: int = attrs.field(validator=power_of_two_in(1, 128))
+    block_w: int = attrs.field(validator=power_of_two_in(8, 128))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 128))
+    num_stages: int = attrs.field(default=3, validator=int_in(2, 8))
+    taps_h: int = attrs.field(default=3, validator=int_in(2, 15))
+    dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
+    max_taps: int = attrs.field(default=9, validator=int_in(1, 64))
+
+    @property
+    def block_k(self) -> int:
+        return self.block_n
+
+    @property
+    def block_m(self) -> int:
+        return self.block_h * self.block_w
+
+    @property
+    def tail_h(self) -> int:
+        """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
+        TMA box size)."""
+        return _pow2_ceil((self.taps_h - 1) * self.dil_h)
+
+    @property
+    def slot_atoms(self) -> int:
+        """8-row shared-memory atoms of one halo slot."""
+        return (self.block_h + self.tail_h) * self.block_w // 8
+
+    @property
+    def tap_atoms(self) -> int:
+        """Atoms of one filter tap tile (``block_n × block_k``)."""
+        return self.block_n // 8
+
+    @property
+    def ring_atoms(self) -> int:
+        """The ring's allocation: ``num_stages`` halo slots, rounded up to a power of two of atoms
+        (Gluon allocates power-of-two shapes); its spare atoms hold :attr:`spill_taps` filter taps."""
+        return _pow2_ceil(self.num_stages * self.slot_atoms)
+
+    @property
+    def spill_taps(self) -> int:
+        return min(self.max_taps, (self.ring_atoms - self.num_stages * self.slot_atoms) // self.tap_atoms)
+
+    @property
+    def filter_atoms(self) -> int:
+        """The allocation of the filter taps the ring does not hold (a power of two, at least one tap)."""
+        return _pow2_ceil(max(1, self.max_taps - self.spill_taps) * self.tap_atoms)
+
+    @property
+    def swizzle(self) -> int:
+        """Bytes of a row of every shared tile (the NVMMA swizzle width)."""
+        return self.block_k * self.dtype.itemsize
+
+    def smem_bytes(self) -> int:
+        """The ring and the filter bank, the output staging tile and 1 KB for mbarriers and
+        alignment."""
+        row = self.block_k * self.dtype.itemsize
+        return (self.ring_atoms + self.filter_atoms) * 8 * row + self.block_m * self.block_n * self.dtype.itemsize + 1024
+
+    @property
+    def name(self) -> str:
+        return (f"conv_halo_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
+                f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}_m{self.max_taps}")
+
+
+@attrs.frozen(kw_only=True)
+class ConvHaloFwdKey(ConvHaloKey):
+    direction: ClassVar[str] = "fwd"
+
+
+@attrs.frozen(kw_only=True)
+class ConvHaloBwdDataKey(ConvHaloKey):
+    direction: ClassVar[str] = "bwd_data"
+
+
+class ConvHaloFamily(ConvTmaFamily):
+    """Shared behaviour of the two halo families (see the module docstring)."""
+
+    template = "conv_halo.py.j2"
+    interpretable = False
+
+    def check(self, key: ConvHaloKey, arch: ArchSpec) -> list[str]:
+        """Static validity: TMA and warpgroup MMA, a 16-bit dtype, a patch of 64 or 128 pixels,
+        channel tiles of at most 128 bytes, and the shared memory within the block limit."""
+        reasons = []
+        if not arch.tma:
+            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
+        if not getattr(arch, "wgmma", False):
+            reasons.append(f"{arch.arch} has no wgmma (warpgroup MMA)")
+        if key.dtype not in (DType.FP16, DType.BF16):
+            reasons.append(f"dtype {key.dtype.value}: the kernel is written for fp16 / bf16")
+        if key.block_m not in (64, 128):
+            reasons.append(f"block_h*block_w = {key.block_m}: one warpgroup's MMA tile of 64 or 128 rows")
+        if key.block_k * key.dtype.itemsize > 128:
+            reasons.append(f"block_n {key.block_n} x {key.dtype.itemsize} B > 128 B (one swizzled row)")
+        if key.block_k * key.dtype.itemsize < 32:
+            reasons.append(f"block_n {key.block_n} x {key.dtype.itemsize} B < 32 B (the narrowest swizzle)")
+        smem = key.smem_bytes()
+        if smem > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem} B (halo ring, resident filter, output tile) > "
+                           f"{arch.smem_per_block_bytes} B")
+        return reasons
+
+    def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
+        """Why ``key`` cannot run ``p``: the dtype, channels-last, stride 1, the filter height and
+        height dilation the key is compiled for, at most ``max_taps`` taps, C/G (reduction
+        channels) within one ``block_k``, and the TMA rules (:meth:`ConvTmaFamily.supports`)."""
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if not p.layout.channels_last:
+            return f"halo kernels are channels-last, layout {p.layout.value}"
+        if any(s != 1 for s in p.stride):
+            return f"halo kernels need stride 1 (stride {list(p.stride)})"
+        d3 = p.as_3d()
+        if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
+            return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
+                    f"{key.taps_h} rows at dilation {key.dil_h}")
+        if p.taps > key.max_taps:
+            return f"{p.taps} filter taps > max_taps {key.max_taps} (the resident filter)"
+        red = geometry(self.direction, p)["RED"]
+        if red > key.block_k:
+            return f"{red} reduction channels per group > block_k {key.block_k} (one channel block)"
+        if p.ptr_align != 16:
+            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        for field in ("Cg", "Kg"):
+            if getattr(p, field) * p.dtype.itemsize % 16:
+                return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
+                        "a descriptor stride)")
+        return int32_reason(p, "32-bit TMA coordinates")
+
+    def descriptor_blocks(self, key: ConvHaloKey) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """``src`` (x or dy) in boxes [1, block_h, block_w, 1, block_k], ``src_tail`` (the same
+        tensor) in [1, tail_h, block_w, 1, block_k], ``filt`` (w) in [1, block_n, 1, block_k]
+        (backward-data: [1, block_k, 1, block_n]) and ``dst`` (y or dx) in [1, block_h, block_w,
+        1, block_n]."""
+        src, w, dst = self.tensors
+        filt = (1, key.block_n, 1, key.block_k) if self.direction == "fwd" else (1, key.block_k, 1, key.block_n)
+        return {"src": (src, (1, key.block_h, key.block_w, 1, key.block_k)),
+                "src_tail": (src, (1, key.tail_h, key.block_w, 1, key.block_k)),
+                "filt": (w, filt),
+                "dst": (dst, (1, key.block_h, key.block_w, 1, key.block_n))}
+
+    def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
+        views = super()._views(key, p)
+        return {**views, "src_tail": views["src"]}
+
+    def signature(self, key: ConvHaloKey) -> dict[str, str]:
+        """The three tensors' pointers, the integer arguments of :func:`.tma.geometry`, then the
+        host descriptors (``tensordesc<type[block],layout>``, the NVMMA layout of
+        :attr:`ConvHaloKey.swizzle`)."""
+        import triton.language as tl
+        from triton.experimental.gluon import language as gl
+
+        ty = key.dtype.triton
+        sig = dict.fromkeys(self._ptr_names, f"*{ty}")
+        sig.update({n: "i32" for n in _ARGS})
+        for name, (_, block) in self.descriptor_blocks(key).items():
+            layout = gl.NVMMASharedLayout(swizzle_byte_width=key.swizzle, element_bitwidth=8 * key.dtype.itemsize,
+                                          rank=len(block))
+            assert layout == gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
+            sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
+        return sig
+
+    def constexprs(self, key: ConvHaloKey) -> dict[str, Any]:
+        return {}
+
+    def template_values(self, key: ConvHaloKey) -> dict[str, Any]:
+        """The direction and the key's derived sizes (:class:`ConvHaloKey` properties)."""
+        return {"direction": key.direction, "block_m": key.block_m, "block_k": key.block_k, "tail_h": key.tail_h,
+                "slot_atoms": key.slot_atoms, "tap_atoms": key.tap_atoms, "ring_atoms": key.ring_atoms,
+                "spill_taps": key.spill_taps, "filter_atoms": key.filter_atoms, "itemsize": key.dtype.itemsize, "swizzle": key.swizzle}
+
+    def compile_options(self, key: ConvHaloKey) -> dict[str, Any]:
+        return {"num_warps": 4}
+
+    def tiles(self, key: ConvHaloKey, p: ConvProblem) -> int:
+        """Output tiles: pixel patches × column blocks × groups."""
+        g = geometry(self.direction, p)
+        return (g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
+                * math.ceil(g["COLS"] / key.block_n) * p.G)
+
+    def grid(self, key: ConvHaloKey, p: ConvProblem) -> tuple[int, int, int]:
+        return (min(SM_COUNT, self.tiles(key, p)), 1, 1)
+
+    def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
+        return {}
+
+    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        ptrs = tuple(tensors[t] for t in self.tensors)
+        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
+
+    def kernel_sets(self):
+        from . import sets
+
+        return {"default": lambda arch: sets.halo_set(self, arch, full=False),
+                "full": lambda arch: sets.halo_set(self, arch, full=True)}
+
+    def estimate_ms(self, key: ConvHaloKey, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+        """The implicit-GEMM cost model of :mod:`.rules` (tiles of ``block_h · block_w`` rows)."""
+        return rules.estimate_ms(self, key, p, arch, device)
+
+    def features(self, key: ConvHaloKey) -> dict[str, float]:
+        """The TMA families' tile features (the family itself is the model's ``fam_`` flag)."""
+        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
+                "block_w": key.block_w, "num_warps": 4, "num_stages": key.num_stages, "split_k": 1.0, "tma": 1.0,
+                "groups_per_block": 1.0}
+
+    def pair_features(self, key: ConvHaloKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves (of tiles: the grid is persistent); padding waste of the pixel
+        patches and channel tiles; K steps per tile (taps × one channel block); log of the
+        multiply-adds issued."""
+        g = geometry(self.direction, p)
+        tiles = self.tiles(key, p)
+        covered = g["ND_dst"] * g["H_dst"] * g["W_dst"] * g["COLS"] * p.G
+        issued = tiles * key.block_m * key.block_n * p.taps * key.block_k
+        return tile_features(tiles, arch.sm_count, p.taps, tiles * key.block_m * key.block_n / max(covered, 1) - 1.0,
+                             issued)
+
+
+class ConvHaloFwd(ConvHaloFamily):
+    """Forward with halo loads: rows output pixels, columns output channels."""
+
+    name = "conv_halo_fwd"
+    op = "grouped_conv_fwd"
+    direction = "fwd"
+    key_cls = ConvHaloFwdKey
+    tensors = ("x", "w", "y")
+
+
+class ConvHaloBwdData(ConvHaloFamily):
+    """Backward-data with halo loads (stride 1: the forward convolution of dy with the filter
+    mirrored): rows input pixels, columns input channels."""
+
+    name = "conv_halo_bwd_data"
+    op = "grouped_conv_bwd_data"
+    direction = "bwd_data"
+    key_cls = ConvHaloBwdDataKey
+    tensors = ("dy", "w", "dx")
+
+
+HALO_FAMILIES = (ConvHaloFwd, ConvHaloBwdData)

@@ -1,0 +1,133 @@
+"""The halo families (``conv_halo_fwd``, ``conv_halo_bwd_data``: Gluon, stride 1, channels-last).
+
+Gluon kernels do not run in Triton's interpreter, so on the CPU every default instance is
+compiled for sm_90a and its parameters compared with the family's signature, the registry must
+refuse the families where kernels are interpreted, and ``check`` / ``supports`` must refuse what
+the kernel does not implement. On the GPU (marker ``gpu``) every default instance that supports a
+case runs against the NumPy float64 reference: groups of 40 and 64 channels, several column blocks,
+partial patches, padding wider than the halo, a one-column filter, width dilation, depth taps
+(inside and outside the input), and more tiles than programs (group switches inside a program)."""
+
+import json
+
+import pytest
+import torch
+
+from ckcore import Registry, Settings
+from ckcore.testing import assert_matches_reference, instances_of, kernel_parameters
+from ck_plugin_grouped_conv.halo import ConvHaloFwdKey
+
+from cases import case, layout
+
+FAMILIES = {"grouped_conv_fwd": "conv_halo_fwd", "grouped_conv_bwd_data": "conv_halo_bwd_data"}
+REGNET = case(2, 2, 6, 240, 240, (14, 14), 3, pad=1)
+
+
+def _problem(reg, op, fields, dtype="bf16", channels_last=True):
+    return reg.problem(op, **fields, dtype=dtype, layout=layout(fields["ndim"], channels_last))
+
+
+@pytest.mark.parametrize("op", sorted(FAMILIES))
+def test_default_set(reg, op):
+    insts = instances_of(reg, op, FAMILIES[op])
+    assert {i.key.dtype.value for i in insts} == {"fp16", "bf16"}
+    assert {i.key.block_n for i in insts} == {32, 64}
+
+
+@pytest.mark.parametrize("op", sorted(FAMILIES))
+def test_compiles_for_sm90(reg, op):
+    """The bf16 default instances of both channel widths (64 and 32: 128- and 64-byte swizzle)
+    compile for sm_90a (CPU) with the parameters the signature names, within the family's
+    shared-memory bound, as one warpgroup (each compile takes seconds: fp16 differs only in type)."""
+    insts = [i for i in instances_of(reg, op, FAMILIES[op]) if i.key.dtype.value == "bf16"]
+    insts = [min((i for i in insts if i.key.block_n == bn), key=lambda i: i.name) for bn in (32, 64)]
+    report = reg.build(max_workers=1, progress=False, instances=insts)
+    assert not report.failed, report.failed
+    for inst in insts:
+        job = reg.job(inst)
+        assert kernel_parameters(job.source, inst.name) == list(reg.family(inst).signature(inst.key))
+        files = reg.cache.lookup(reg.fingerprint(inst)).files
+        meta = json.loads(files["kernel.json"].read_text())
+        assert meta["shared"] <= inst.key.smem_bytes() <= reg.arch.smem_per_block_bytes
+        assert meta["num_warps"] == 4 and ".target sm_90a" in files["kernel.ptx"].read_text()
+
+
+def test_refused_where_kernels_are_interpreted(tmp_path):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path, interpret=True))
+    r.declare("grouped_conv_fwd", "default")
+    p = _problem(r, "grouped_conv_fwd", REGNET)
+    cands, rejected = r.candidates(p)
+    assert cands and all(c.family.name != "conv_halo_fwd" for c in cands)
+    assert any("interpreter" in why for name, why in rejected.items() if name.startswith("conv_halo_fwd"))
+    gpu_like = Registry("sm_90", settings=Settings(cache_dir=tmp_path, interpret=True), interpret=False)
+    gpu_like.declare("grouped_conv_fwd", "default")
+    assert any(c.family.name == "conv_halo_fwd" for c in gpu_like.candidates(p)[0])
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"),
+    (dict(dilation=[2, 1]), "dilation"), (dict(filter=[3, 5]), "max_taps"), (dict(C=6 * 80, K=6 * 80), "block_k"),
+    (dict(C=24, K=24), "Cg * 2 B % 16"),
+])
+def test_supports_refuses(reg, change, words):
+    fam = reg.catalog.families["conv_halo_fwd"]
+    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=64)
+    assert fam.supports(key, _problem(reg, "grouped_conv_fwd", REGNET)) is None
+    why = fam.supports(key, _problem(reg, "grouped_conv_fwd", {**REGNET, **change}))
+    assert why and words in why, why
+    assert "channels-last" in fam.supports(key, _problem(reg, "grouped_conv_fwd", REGNET, channels_last=False))
+    assert "dtype" in fam.supports(key, _problem(reg, "grouped_conv_fwd", REGNET, dtype="fp16"))
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_h=32), "block_h*block_w"), (dict(block_h=4, block_w=8), "64 or 128"),
+    (dict(block_n=128), "128 B"), (dict(block_h=8, block_w=16, num_stages=7), "shared memory"),
+])
+def test_check_refuses(reg, change, words):
+    key = ConvHaloFwdKey(**{**dict(dtype="bf16", block_h=16, block_w=8, block_n=64), **change})
+    reasons = reg.catalog.families["conv_halo_fwd"].check(key, reg.arch)
+    assert any(words in r for r in reasons), reasons
+
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+GPU_CASES = {
+    "regnet_like": REGNET,
+    "dense_64": case(2, 8, 1, 64, 64, (16, 16), 3, pad=1),
+    # three column blocks of 64 (136 output channels per group forward, input channels
+    # backward-data), patches cut off in both directions
+    "column_blocks": case(2, 3, 3, 3 * 64, 3 * 136, (19, 13), 3, pad=1),
+    # 32-channel groups, padding 2 (output larger than the input: halo rows outside on both sides)
+    "cg32_pad2": case(2, 2, 2, 64, 64, (5, 7), 3, pad=2),
+    "one_column_filter": case(2, 2, 2, 128, 128, (9, 11), (3, 1), pad=(1, 0)),
+    "width_dilation": case(2, 2, 1, 64, 64, (10, 12), 3, pad=(0, 2), dilation=(1, 2)),
+    "conv3d_1x3x3": case(3, 2, 2, 128, 128, (3, 6, 7), (1, 3, 3), pad=(0, 1, 1)),
+    "conv3d_depth_taps": case(3, 1, 2, 128, 128, (4, 6, 5), (3, 3, 1), pad=(1, 1, 0)),
+    # 192 tiles of 16x8 over 132 programs: programs switch groups between tiles
+    "group_switches": case(2, 4, 6, 240, 240, (28, 28), 3, pad=1),
+}
+
+
+@pytest.fixture(scope="module")
+def gpu_reg(tmp_path_factory):
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("g")))
+    for op in FAMILIES:
+        r.declare(op, "full")
+    return r
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
+@pytest.mark.parametrize("op", sorted(FAMILIES))
+def test_gpu_matches_reference(gpu_reg, op, name, dtype):
+    fields = GPU_CASES[name]
+    if op == "grouped_conv_bwd_data":  # its reduction runs over K/G: the same channel counts swapped
+        fields = {**fields, "C": fields["K"], "K": fields["C"]}
+    p = _problem(gpu_reg, op, fields, dtype)
+    fam = gpu_reg.catalog.families[FAMILIES[op]]
+    insts = [i for i in instances_of(gpu_reg, op, FAMILIES[op]) if fam.supports(i.key, p) is None]
+    assert insts
+    for seed, inst in enumerate(insts):
+        assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
