@@ -3,13 +3,13 @@ serve, against the ``conv_tma`` instances and cuDNN, on the GPU.
 
 For each row of ``benchmarks/suites/conv.jsonl`` that a full-set halo instance supports (3-row
 filters at stride 1, C/G at most 64, 16-bit, channels-last), per direction: every supporting halo
-instance and every supporting unsplit default ``conv_tma`` instance is checked once against the float64
-recompute (``ckcore.bench.float64_recompute``) and timed (``ckcore.measure.time_ms``, median), and
+instance, every supporting default ``conv_tma`` instance and the default sets' pick (``selected``) is
+checked once against the float64 recompute (``ckcore.bench.float64_recompute``) and timed (``ckcore.measure.time_ms``, median), and
 so is the torch path (cuDNN, ``cudnn.benchmark``). One JSON line per (row, direction) with every
 time in µs and each check's result, then a summary: geomean of the best TMA time over the best halo
-time, and of cuDNN's over the best halo time.
+time (the best of the TMA instances and the pick), of the pick's and of cuDNN's over it.
 
-usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data] [--names RE]
+usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data,bwd_weight] [--names RE]
 """
 
 import argparse
@@ -24,7 +24,7 @@ from ckcore.bench import float64_recompute, recompute_allowance
 from ckcore.dispatch import launch
 from ckcore.measure import compare_tensors, time_ms
 
-OPS = {"fwd": "grouped_conv_fwd", "bwd_data": "grouped_conv_bwd_data"}
+OPS = {"fwd": "grouped_conv_fwd", "bwd_data": "grouped_conv_bwd_data", "bwd_weight": "grouped_conv_bwd_weight"}
 
 
 def _row_fields(row):
@@ -40,12 +40,14 @@ def main():
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     reg = Registry("sm_90")
+    picker = Registry("sm_90")  # the default sets, as users select
     rows = [json.loads(line) for line in open(args.suite) if line.strip()]
     results = []
     with open(args.out, "w") as out:
         for short in args.ops.split(","):
             op = OPS[short]
             reg.declare(op, "full")
+            picker.declare(op, "default")
             spec = reg.catalog.op(op)
             halo = [i for i in reg.of_op(op) if i.family.startswith("conv_halo")]
             default = {k.name for f in reg.catalog.families.values() if f.op == op and f.name.startswith("conv_tma")
@@ -59,12 +61,17 @@ def main():
                 mine = [i for i in halo if reg.family(i).supports(i.key, p) is None]
                 if not mine:
                     continue
-                theirs = [i for i in tma if reg.family(i).supports(i.key, p) is None and i.key.split_k == 1]
+                theirs = [i for i in tma if reg.family(i).supports(i.key, p) is None]
+                sel = picker.select(picker.problem(op, **_row_fields(row))).instance
+                picked = sel.name
+                if picked not in {i.name for i in theirs}:
+                    known = {i.name: i for i in reg.of_op(op)}
+                    theirs.append(known[picked] if picked in known else reg.add(sel.family, sel.key))
                 tensors = spec.random_tensors(p, 0, "cuda")
                 tol = spec.tolerance(p)
                 ref = float64_recompute(spec, p, tensors)
                 extra = recompute_allowance(spec, p, tol, tensors)
-                rec = {"name": row["name"], "op": op, "problem": p.name, "halo": {}, "tma": {}}
+                rec = {"name": row["name"], "op": op, "problem": p.name, "halo": {}, "tma": {}, "selected": picked}
                 for group, insts in (("halo", mine), ("tma", theirs)):
                     for inst in insts:
                         t = dict(tensors)
@@ -83,7 +90,9 @@ def main():
                 ok = lambda d: [v["us"] for v in d.values() if v.get("ok")]  # noqa: E731
                 rec["halo_best_us"] = min(ok(rec["halo"]), default=None)
                 rec["tma_best_us"] = min(ok(rec["tma"]), default=None)
-                print(json.dumps({k: rec[k] for k in ("name", "op", "halo_best_us", "tma_best_us", "torch_us")}), flush=True)
+                rec["selected_us"] = rec["tma"].get(picked, {}).get("us")
+                print(json.dumps({k: rec[k] for k in ("name", "op", "halo_best_us", "tma_best_us", "selected_us", "torch_us")}),
+                      flush=True)
                 bad = {n: v for n, v in rec["halo"].items() if not v.get("ok")}
                 if bad:
                     print("  FAILED:", json.dumps(bad)[:600], flush=True)
@@ -94,7 +103,8 @@ def main():
         if not rs:
             continue
         g = lambda key: math.exp(sum(math.log(r[key] / r["halo_best_us"]) for r in rs if r[key]) / len(rs))  # noqa: E731
-        print(f"{op}: {len(rs)} rows; best TMA / best halo {g('tma_best_us'):.3f}; cuDNN / best halo {g('torch_us'):.3f}")
+        print(f"{op}: {len(rs)} rows; best TMA (or the pick) / best halo {g('tma_best_us'):.3f}; the default set's pick / "
+              f"best halo {g('selected_us'):.3f}; cuDNN / best halo {g('torch_us'):.3f}")
 
 
 if __name__ == "__main__":

@@ -279,11 +279,8 @@ class ConvHaloFamily(ConvTmaFamily):
         """The implicit-GEMM cost model of :mod:`.rules` (tiles of ``block_h · block_w`` rows)."""
         return rules.estimate_ms(self, key, p, arch, device)
 
-    def features(self, key: ConvHaloKey) -> dict[str, float]:
-        """The TMA families' tile features (the family itself is the model's ``fam_`` flag)."""
-        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
-                "block_w": key.block_w, "num_warps": 4, "num_stages": key.num_stages, "split_k": 1.0, "tma": 1.0,
-                "groups_per_block": 1.0}
+    # features: the TMA families' (the same tile keys); the model tells the families apart by
+    # their ``fam_`` flags.
 
     def pair_features(self, key: ConvHaloKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves (of tiles: the grid is persistent); padding waste of the pixel

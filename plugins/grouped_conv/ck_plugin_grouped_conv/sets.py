@@ -229,3 +229,19 @@ def halo_set(family, arch: ArchSpec, full: bool) -> list:
             if key not in keys and not family.check(key, arch):
                 keys.append(key)
     return keys
+
+
+def halo_wgrad_set(family, arch: ArchSpec) -> list:
+    """The halo backward-weight family's instances (full set only until its data is measured):
+    fp16 and bf16 × patches 16x8 and 8x8 × 64 output by 64 or 32 input channels × splits 1-64, four stages
+    (three where four do not fit)."""
+    keys = []
+    for dtype in (DType.FP16, DType.BF16):
+        for (bh, bw), bn, split in itertools.product(((16, 8), (8, 8)), (64, 32), (1, 2, 4, 8, 16, 32, 64)):
+            for stages in (4, 3):
+                key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_m=64, block_n=bn, split_k=split,
+                                     num_stages=stages)
+                if not family.check(key, arch):
+                    keys.append(key)
+                    break
+    return keys

@@ -131,3 +131,71 @@ def test_gpu_matches_reference(gpu_reg, op, name, dtype):
     assert insts
     for seed, inst in enumerate(insts):
         assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
+
+
+# ---- conv_halo_bwd_weight (full set only: its data is not in the shipped model yet) ----
+
+WGRAD = "conv_halo_bwd_weight"
+
+
+def _wgrad_key(**kw):
+    from ck_plugin_grouped_conv.halo_wgrad import ConvHaloBwdWeightKey
+
+    return ConvHaloBwdWeightKey(**{**dict(dtype="bf16", block_h=16, block_w=8, block_m=64, block_n=64, split_k=4), **kw})
+
+
+def test_wgrad_full_set_only(reg):
+    fam = reg.catalog.families[WGRAD]
+    assert fam.kernel_sets()["default"](reg.arch) == []
+    keys = fam.kernel_sets()["full"](reg.arch)
+    assert {k.block_n for k in keys} == {32, 64} and {k.split_k for k in keys} == {1, 2, 4, 8, 16, 32, 64}
+
+
+def test_wgrad_compiles_for_sm90(tmp_path):
+    """A split and an unsplit instance, 64- and 32-channel x tiles (128- and 64-byte swizzle),
+    compile for sm_90a with the parameters the signature names, within the shared-memory bound."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    insts = [r.add(WGRAD, _wgrad_key()), r.add(WGRAD, _wgrad_key(block_h=8, block_n=32, split_k=1))]
+    report = r.build(max_workers=1, progress=False, instances=insts)
+    assert not report.failed, report.failed
+    for inst in insts:
+        assert kernel_parameters(r.job(inst).source, inst.name) == list(r.family(inst).signature(inst.key))
+        files = r.cache.lookup(r.fingerprint(inst)).files
+        meta = json.loads(files["kernel.json"].read_text())
+        assert meta["shared"] <= inst.key.smem_bytes() <= r.arch.smem_per_block_bytes and meta["num_warps"] == 4
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"), (dict(dilation=[2, 1]), "dilation"),
+    (dict(C=24, K=24), "Cg * 2 B % 16"), (dict(N=1, spatial=[8, 8]), "fewer than split_k"),
+])
+def test_wgrad_supports_refuses(reg, change, words):
+    fam = reg.catalog.families[WGRAD]
+    assert fam.supports(_wgrad_key(), _problem(reg, "grouped_conv_bwd_weight", REGNET)) is None
+    why = fam.supports(_wgrad_key(), _problem(reg, "grouped_conv_bwd_weight", {**REGNET, **change}))
+    assert why and words in why, why
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_m=128), "block_m"), (dict(block_h=32), "64 or 128 pixels"),
+    (dict(block_n=128), "32-128 B"),
+])
+def test_wgrad_check_refuses(reg, change, words):
+    reasons = reg.catalog.families[WGRAD].check(_wgrad_key(**change), reg.arch)
+    assert any(words in r for r in reasons), reasons
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
+def test_wgrad_gpu_matches_reference(gpu_reg, name, dtype):
+    """Splits 1, 4 and 64 (where there are patches enough) of each patch and channel tile."""
+    op = "grouped_conv_bwd_weight"
+    p = _problem(gpu_reg, op, GPU_CASES[name], dtype)
+    fam = gpu_reg.catalog.families[WGRAD]
+    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and k.split_k in (1, 4, 64)]
+    insts = [gpu_reg.add(WGRAD, k) for k in keys if fam.supports(k, p) is None]
+    assert insts
+    for seed, inst in enumerate(insts):
+        assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)

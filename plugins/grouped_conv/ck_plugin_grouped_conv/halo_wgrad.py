@@ -1,0 +1,246 @@
+"""The halo backward-weight family (sm_90): ``conv_halo_bwd_weight``, stride-1 channels-last
+backward-weight in Gluon, template ``conv_halo_bwd_weight.py.j2``.
+
+The TMA backward-weight family (``conv_tma_bwd_weight``) runs one program per (tap, channel
+tiles, split): every tap reloads the dy patch and the x patch shifted by the tap. Here a program
+owns one column tap (and depth tap) and all ``taps_h`` row taps of it: per output-pixel patch it
+loads the dy patch once and the x patch plus its ``(taps_h - 1) · dil_h`` halo rows once (two TMA
+boxes), and row tap fy multiplies dy^T by the halo shifted by fy · dil_h image rows, a view of
+shared memory at whole 8-row swizzle atoms (``docs/conv.md``, halo families). So a 3×3 filter
+loads per patch 3 dy patches and 3 halos instead of 9 of each. ``taps_h`` fp32 accumulators of
+``block_m × block_n`` stay in registers; the reduction over N·output pixels is split over
+``split_k`` programs whose fp32 partials the last to arrive sums in split order (deterministic;
+the workspaces of :func:`.family.split_workspaces`, one partial tile per row tap).
+
+Scope (:meth:`ConvHaloBwdWeight.supports`): fp16 / bf16, channels-last, stride 1, the filter height
+and height dilation of the key, C/G and K/G multiples of 16 bytes (TMA), 32-bit coordinates, at most
+:data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split. Gluon kernels do not run in Triton's
+interpreter (``interpretable = False``): CPU tests compile them, GPU tests check them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Mapping
+
+import attrs
+
+from ckcore import DType, KeyBase
+from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+
+from . import rules
+from .family import accumulator_reason, int32_reason, split_workspace_views, split_workspaces, tile_features
+from .halo import _pow2_ceil
+from .problem import ConvProblem
+from .tma import MAX_TMA_SPLIT_REDUCTION, _ARGS, ConvTmaFamily, _int_args, _TmaTraits, geometry
+
+__all__ = ["ConvHaloBwdWeightKey", "ConvHaloBwdWeight"]
+
+
+@attrs.frozen(kw_only=True)
+class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
+    """One halo backward-weight kernel (4 warps, one warpgroup).
+
+    :ivar block_h, block_w: the output-pixel patch of one reduction step (64 or 128 pixels;
+        ``block_w`` a multiple of 8).
+    :ivar block_m, block_n: output channels (dy) and input channels (x) per program: 64 (one
+        warpgroup's MMA rows) and 32 or 64 (one swizzled row at 2 bytes).
+    :ivar split_k: programs sharing one program's patches (fp32 partials summed in split order).
+    :ivar num_stages: patch slots in the ring.
+    :ivar taps_h, dil_h: the filter height and height dilation the kernel is compiled for.
+    """
+
+    direction: ClassVar[str] = "bwd_weight"
+    num_warps: ClassVar[int] = 4
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    block_h: int = attrs.field(validator=power_of_two_in(1, 128))
+    block_w: int = attrs.field(validator=power_of_two_in(8, 128))
+    block_m: int = attrs.field(validator=power_of_two_in(16, 128))
+    block_n: int = attrs.field(validator=power_of_two_in(16, 128))
+    split_k: int = attrs.field(default=1, validator=int_in(1, 256))
+    num_stages: int = attrs.field(default=4, validator=int_in(2, 8))
+    taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
+    dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
+
+    @property
+    def block_k(self) -> int:
+        """Output pixels per reduction step: ``block_h · block_w``."""
+        return self.block_h * self.block_w
+
+    @property
+    def tap_block(self) -> int:
+        """Partial tiles per program: one per row tap (:func:`.family.split_workspaces`)."""
+        return self.taps_h
+
+    @property
+    def tail_h(self) -> int:
+        return _pow2_ceil((self.taps_h - 1) * self.dil_h)
+
+    @property
+    def slot_atoms(self) -> int:
+        """8-row atoms of one x halo."""
+        return (self.block_h + self.tail_h) * self.block_w // 8
+
+    @property
+    def dy_ring_atoms(self) -> int:
+        return _pow2_ceil(self.num_stages * self.block_k // 8)
+
+    @property
+    def x_ring_atoms(self) -> int:
+        return _pow2_ceil(self.num_stages * self.slot_atoms)
+
+    def smem_bytes(self) -> int:
+        """Both rings (rounded up to powers of two of atoms, as Gluon allocates) and 1 KB for
+        mbarriers and alignment."""
+        atom = 8 * self.dtype.itemsize
+        return self.dy_ring_atoms * atom * self.block_m + self.x_ring_atoms * atom * self.block_n + 1024
+
+    @property
+    def name(self) -> str:
+        return (f"conv_halo_bwd_weight_{self.dtype.value}_{self.block_h}x{self.block_w}_{self.block_m}x{self.block_n}"
+                f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}")
+
+
+class ConvHaloBwdWeight(ConvTmaFamily):
+    """Backward-weight with halo loads (see the module docstring)."""
+
+    name = "conv_halo_bwd_weight"
+    op = "grouped_conv_bwd_weight"
+    direction = "bwd_weight"
+    key_cls = ConvHaloBwdWeightKey
+    template = "conv_halo_bwd_weight.py.j2"
+    tensors = ("x", "dy", "dw")
+    interpretable = False
+    _ptr_names = ("x_ptr", "dy_ptr", "dw_ptr")
+
+    def check(self, key: ConvHaloBwdWeightKey, arch: ArchSpec) -> list[str]:
+        """TMA and warpgroup MMA, a 16-bit dtype, equal channel tiles of 32-128 bytes, a patch of
+        64 or 128 pixels, and the shared memory within the block limit."""
+        reasons = []
+        if not arch.tma:
+            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
+        if not getattr(arch, "wgmma", False):
+            reasons.append(f"{arch.arch} has no wgmma (warpgroup MMA)")
+        if key.dtype not in (DType.FP16, DType.BF16):
+            reasons.append(f"dtype {key.dtype.value}: the kernel is written for fp16 / bf16")
+        if key.block_k not in (64, 128):
+            reasons.append(f"block_h*block_w = {key.block_k}: 64 or 128 pixels per step")
+        if key.block_m != 64:
+            reasons.append(f"block_m {key.block_m}: one warpgroup's MMA rows (64; {key.taps_h} accumulators of 128 rows "
+                           "would not fit its registers)")
+        if not 32 <= key.block_n * key.dtype.itemsize <= 128:
+            reasons.append(f"block_n {key.block_n} x {key.dtype.itemsize} B outside 32-128 B (one swizzled row)")
+        smem = key.smem_bytes()
+        if smem > arch.smem_per_block_bytes:
+            reasons.append(f"shared memory {smem} B (dy and x rings) > {arch.smem_per_block_bytes} B")
+        return reasons
+
+    def supports(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
+        """Why ``key`` cannot run ``p``: dtype, channels-last, stride 1, the filter height and
+        height dilation of the key, the TMA rules, and the split (no more splits than patches, at
+        most :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split)."""
+        if key.dtype is not p.dtype:
+            return f"dtype {key.dtype.value} != {p.dtype.value}"
+        if not p.layout.channels_last:
+            return f"halo kernels are channels-last, layout {p.layout.value}"
+        if any(s != 1 for s in p.stride):
+            return f"halo kernels need stride 1 (stride {list(p.stride)})"
+        d3 = p.as_3d()
+        if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
+            return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
+                    f"{key.taps_h} rows at dilation {key.dil_h}")
+        if p.ptr_align != 16:
+            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+        for field in ("Cg", "Kg"):
+            if getattr(p, field) * p.dtype.itemsize % 16:
+                return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
+                        "a descriptor stride)")
+        patches = self._steps(key, p)
+        if key.split_k > patches:
+            return f"{patches} pixel patches of {key.block_h}x{key.block_w}, fewer than split_k={key.split_k}"
+        return (int32_reason(p, "32-bit TMA coordinates")
+                or accumulator_reason(p.N * p.out_pixels, key.split_k, MAX_TMA_SPLIT_REDUCTION))
+
+    def _steps(self, key, p: ConvProblem) -> int:
+        """Reduction steps of one program's share before the split: the output-pixel patches."""
+        g = geometry("bwd_weight", p)
+        return g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
+
+    def descriptor_blocks(self, key: ConvHaloBwdWeightKey) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """``x_src`` (x) in boxes [1, block_h, block_w, 1, block_n], ``x_tail`` in [1, tail_h,
+        block_w, 1, block_n] and ``dy_desc`` (dy) in [1, block_h, block_w, 1, block_m]."""
+        return {"x_src": ("x", (1, key.block_h, key.block_w, 1, key.block_n)),
+                "x_tail": ("x", (1, key.tail_h, key.block_w, 1, key.block_n)),
+                "dy_desc": ("dy", (1, key.block_h, key.block_w, 1, key.block_m))}
+
+    def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
+        views = super()._views(key, p)
+        return {"x_src": views["src"], "x_tail": views["src"], "dy_desc": views["dst"]}
+
+    def signature(self, key: ConvHaloBwdWeightKey) -> dict[str, str]:
+        """The three tensors' pointers (with a split, the fp32 partials and int32 counters), the
+        integer arguments of :func:`.tma.geometry`, then the host descriptors."""
+        import triton.language as tl
+        from triton.experimental.gluon import language as gl
+
+        ty = key.dtype.triton
+        sig = dict.fromkeys(self._ptr_names, f"*{ty}")
+        if key.split_k > 1:
+            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        sig.update({n: "i32" for n in _ARGS})
+        for name, (_, block) in self.descriptor_blocks(key).items():
+            layout = gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
+            sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
+        return sig
+
+    def constexprs(self, key) -> dict[str, Any]:
+        return {}
+
+    def template_values(self, key: ConvHaloBwdWeightKey) -> dict[str, Any]:
+        """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
+        return {"pixels": key.block_k, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
+                "dy_ring_atoms": key.dy_ring_atoms, "x_ring_atoms": key.x_ring_atoms,
+                "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
+                "swizzle_x": key.block_n * key.dtype.itemsize}
+
+    def compile_options(self, key) -> dict[str, Any]:
+        return {"num_warps": 4}
+
+    def grid(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
+        d3 = p.as_3d()
+        blocks = math.ceil(p.Kg / key.block_m) * math.ceil(p.Cg / key.block_n)
+        return (p.G * blocks * d3["filter"][0] * d3["filter"][2], key.split_k, 1)
+
+    def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
+        return split_workspaces(self, key, p)
+
+    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        ptrs = tuple(tensors[t] for t in self.tensors)
+        if key.split_k > 1:
+            ptrs += split_workspace_views(tensors)
+        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
+
+    def kernel_sets(self):
+        from . import sets
+
+        return {"default": lambda arch: [], "full": lambda arch: sets.halo_wgrad_set(self, arch)}
+
+    def estimate_ms(self, key, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
+        return rules.estimate_ms(self, key, p, arch, device)
+
+    def features(self, key: ConvHaloBwdWeightKey) -> dict[str, float]:
+        """The TMA backward-weight features (patch, channel tiles, split, stages)."""
+        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
+                "block_w": key.block_w, "num_warps": 4, "num_stages": key.num_stages, "split_k": float(key.split_k),
+                "tma": 1.0}
+
+    def pair_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
+        """Programs and SM waves; padding waste of the channel tiles and patches; patches per
+        program; log of the multiply-adds issued."""
+        g = geometry(self.direction, p)
+        programs = math.prod(self.grid(key, p))
+        k_steps = math.ceil(self._steps(key, p) / key.split_k)
+        covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
+        issued = programs * key.taps_h * key.block_m * key.block_n * k_steps * key.block_k
+        return tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued)
