@@ -184,7 +184,9 @@ class ConvHaloFamily(ConvTmaFamily):
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: the dtype, channels-last, stride 1, the filter height and
         height dilation the key is compiled for, at most ``max_taps`` taps, C/G (reduction
-        channels) within one ``block_k``, and the TMA rules (:meth:`ConvTmaFamily.supports`)."""
+        channels) within one ``block_k``, the TMA rules (:meth:`ConvTmaFamily.supports`), and
+        tile counts whose product with the program count fits 32 bits (each program's share is
+        ``pid · tiles / programs``)."""
         if key.dtype is not p.dtype:
             return f"dtype {key.dtype.value} != {p.dtype.value}"
         if not p.layout.channels_last:
@@ -206,6 +208,8 @@ class ConvHaloFamily(ConvTmaFamily):
             if getattr(p, field) * p.dtype.itemsize % 16:
                 return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
                         "a descriptor stride)")
+        if self.tiles(key, p) * SM_COUNT >= 2**31:
+            return f"{self.tiles(key, p)} tiles: the programs' 32-bit tile arithmetic (tiles x {SM_COUNT}) would overflow"
         return int32_reason(p, "32-bit TMA coordinates")
 
     def descriptor_blocks(self, key: ConvHaloKey) -> dict[str, tuple[str, tuple[int, ...]]]:

@@ -67,7 +67,7 @@ def test_refused_where_kernels_are_interpreted(tmp_path):
 @pytest.mark.parametrize("change, words", [
     (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"),
     (dict(dilation=[2, 1]), "dilation"), (dict(filter=[3, 5]), "max_taps"), (dict(C=6 * 80, K=6 * 80), "block_k"),
-    (dict(C=24, K=24), "Cg * 2 B % 16"),
+    (dict(C=24, K=24), "Cg * 2 B % 16"), (dict(N=1, G=1, C=8, K=8, spatial=[(1 << 28) - 16, 1], filter=[3, 1], pad=[1, 0]), "32-bit tile"),
 ])
 def test_supports_refuses(reg, change, words):
     fam = reg.catalog.families["conv_halo_fwd"]
