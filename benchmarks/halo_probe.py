@@ -1,13 +1,17 @@
-"""The halo families (``conv_halo_fwd`` / ``conv_halo_bwd_data``) on the conv suite's rows they
-serve, against the ``conv_tma`` instances and cuDNN, on the GPU.
+"""The halo families (``conv_halo_fwd`` / ``conv_halo_bwd_data`` / ``conv_halo_bwd_weight``) on the
+conv suite's rows they serve, against the ``conv_tma`` instances, the default sets' pick and cuDNN,
+on the GPU.
 
 For each row of ``benchmarks/suites/conv.jsonl`` that a full-set halo instance supports (3-row
-filters at stride 1, C/G at most 64, 16-bit, channels-last), per direction: every supporting halo
-instance, every supporting default ``conv_tma`` instance and the default sets' pick (``selected``) is
-checked once against the float64 recompute (``ckcore.bench.float64_recompute``) and timed (``ckcore.measure.time_ms``, median), and
+filters at stride 1, 16-bit, channels-last; forward and backward-data: at most 64 reduction
+channels per group), per direction: every supporting halo instance, every supporting default
+``conv_tma`` instance and the default sets' pick (``selected``) is checked once against the float64
+recompute (``ckcore.bench.float64_recompute``) and timed (``ckcore.measure.time_ms``, median), and
 so is the torch path (cuDNN, ``cudnn.benchmark``). One JSON line per (row, direction) with every
-time in µs and each check's result, then a summary: geomean of the best TMA time over the best halo
-time (the best of the TMA instances and the pick), of the pick's and of cuDNN's over it.
+time in µs and each check's result (groups ``halo``, ``tma``, ``pick``: the default sets' pick, which
+may itself be a halo instance), then a summary per direction: geomean over the rows of the best
+default TMA instance's time, the pick's and cuDNN's, each over the best halo time (times that
+failed their check left out).
 
 usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data,bwd_weight] [--names RE]
 """
@@ -64,15 +68,15 @@ def main():
                 theirs = [i for i in tma if reg.family(i).supports(i.key, p) is None]
                 sel = picker.select(picker.problem(op, **_row_fields(row))).instance
                 picked = sel.name
-                if picked not in {i.name for i in theirs}:
-                    known = {i.name: i for i in reg.of_op(op)}
-                    theirs.append(known[picked] if picked in known else reg.add(sel.family, sel.key))
+                known = {i.name: i for i in reg.of_op(op)}
+                pick = [known[picked] if picked in known else reg.add(sel.family, sel.key)]
                 tensors = spec.random_tensors(p, 0, "cuda")
                 tol = spec.tolerance(p)
                 ref = float64_recompute(spec, p, tensors)
                 extra = recompute_allowance(spec, p, tol, tensors)
-                rec = {"name": row["name"], "op": op, "problem": p.name, "halo": {}, "tma": {}, "selected": picked}
-                for group, insts in (("halo", mine), ("tma", theirs)):
+                rec = {"name": row["name"], "op": op, "problem": p.name, "halo": {}, "tma": {}, "pick": {},
+                       "selected": picked}
+                for group, insts in (("halo", mine), ("tma", theirs), ("pick", pick)):
                     for inst in insts:
                         t = dict(tensors)
                         t[spec.output] = spec.empty_output(p, tensors[spec.inputs[0]]).fill_(float("nan"))
@@ -90,7 +94,7 @@ def main():
                 ok = lambda d: [v["us"] for v in d.values() if v.get("ok")]  # noqa: E731
                 rec["halo_best_us"] = min(ok(rec["halo"]), default=None)
                 rec["tma_best_us"] = min(ok(rec["tma"]), default=None)
-                rec["selected_us"] = rec["tma"].get(picked, {}).get("us")
+                rec["selected_us"] = min(ok(rec["pick"]), default=None)
                 print(json.dumps({k: rec[k] for k in ("name", "op", "halo_best_us", "tma_best_us", "selected_us", "torch_us")}),
                       flush=True)
                 bad = {n: v for n, v in rec["halo"].items() if not v.get("ok")}
@@ -102,9 +106,13 @@ def main():
         rs = [r for r in results if r["op"] == op and r["halo_best_us"]]
         if not rs:
             continue
-        g = lambda key: math.exp(sum(math.log(r[key] / r["halo_best_us"]) for r in rs if r[key]) / len(rs))  # noqa: E731
-        print(f"{op}: {len(rs)} rows; best TMA (or the pick) / best halo {g('tma_best_us'):.3f}; the default set's pick / "
-              f"best halo {g('selected_us'):.3f}; cuDNN / best halo {g('torch_us'):.3f}")
+
+        def g(key):  # geomean of key's time over the best halo time, over the rows that have both
+            both = [r[key] / r["halo_best_us"] for r in rs if r[key]]
+            return math.exp(sum(map(math.log, both)) / len(both)) if both else float("nan")
+
+        print(f"{op}: {len(rs)} rows; best default TMA instance / best halo {g('tma_best_us'):.3f}; the default sets' "
+              f"pick / best halo {g('selected_us'):.3f}; cuDNN / best halo {g('torch_us'):.3f}")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,8 @@ Here a program:
 So a 3×3 layer loads 3 halos of ``(block_h + 2) · block_w`` pixels per tile instead of 9 patches
 of ``block_h · block_w``, and the filter once per program instead of once per tile.
 
-Scope (:meth:`ConvHaloFamily.supports`): fp16 / bf16, channels-last, every stride 1, C/G (the
-reduction channels per group) at most ``block_k`` (one channel block: the resident filter is
+Scope (:meth:`ConvHaloFamily.supports`): fp16 / bf16, channels-last, every stride 1, the reduction
+channels per group (C/G forward, K/G backward-data) at most ``block_k`` (one channel block: the resident filter is
 taps × ``block_n`` × ``block_k``), filter height ``taps_h`` and height dilation ``dil_h`` as the key
 fixes them (the row shifts are compile-time offsets), at most ``max_taps`` taps, and the TMA rules
 of the ``conv_tma`` families (16-byte aligned tensors and channel strides, 32-bit coordinates).
@@ -50,14 +50,42 @@ from .family import int32_reason, tile_features
 from .problem import ConvProblem
 from .tma import _ARGS, ConvTmaFamily, _int_args, _TmaTraits, geometry
 
-__all__ = ["ConvHaloKey", "ConvHaloFwdKey", "ConvHaloBwdDataKey", "ConvHaloFwd", "ConvHaloBwdData", "HALO_FAMILIES"]
+__all__ = ["ConvHaloKey", "ConvHaloFwdKey", "ConvHaloBwdDataKey", "ConvHaloFwd", "ConvHaloBwdData", "HALO_FAMILIES",
+           "halo_reason", "pow2_ceil"]
 
-#: An SM's programs at most: one (the kernel's shared memory fills most of an SM).
+#: Persistent programs at most: the H100 SXM's and H200's SMs (132; as the gemm plugin's persistent
+#: family, the grid does not see the device). One program an SM: the 64-channel tiles' shared
+#: memory (140-214 KB) leaves no room for a second; the 32-channel ones (54-77 KB) would have room.
 SM_COUNT = 132
 
 
-def _pow2_ceil(n: int) -> int:
+def pow2_ceil(n: int) -> int:
+    """The least power of two >= ``n`` (1 for ``n`` <= 1): Gluon's shapes and TMA boxes."""
     return 1 << max(0, (n - 1).bit_length())
+
+
+def halo_reason(key, p: ConvProblem) -> str | None:
+    """What every halo kernel needs of ``p``, or None: the key's dtype, channels-last, every
+    stride 1, the filter height and height dilation the key is compiled for (the row shifts are
+    compile-time offsets), 16-byte aligned pointers, C/G and K/G multiples of 16 bytes (descriptor
+    strides) and 32-bit TMA coordinates."""
+    if key.dtype is not p.dtype:
+        return f"dtype {key.dtype.value} != {p.dtype.value}"
+    if not p.layout.channels_last:
+        return f"halo kernels are channels-last, layout {p.layout.value}"
+    if any(s != 1 for s in p.stride):
+        return f"halo kernels need stride 1 (stride {list(p.stride)})"
+    d3 = p.as_3d()
+    if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
+        return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
+                f"{key.taps_h} rows at dilation {key.dil_h}")
+    if p.ptr_align != 16:
+        return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+    for field in ("Cg", "Kg"):
+        if getattr(p, field) * p.dtype.itemsize % 16:
+            return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
+                    "a descriptor stride)")
+    return int32_reason(p, "32-bit TMA coordinates")
 
 
 @attrs.frozen(kw_only=True)
@@ -99,7 +127,7 @@ class ConvHaloKey(_TmaTraits, KeyBase):
     def tail_h(self) -> int:
         """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
         TMA box size)."""
-        return _pow2_ceil((self.taps_h - 1) * self.dil_h)
+        return pow2_ceil((self.taps_h - 1) * self.dil_h)
 
     @property
     def slot_atoms(self) -> int:
@@ -115,7 +143,7 @@ class ConvHaloKey(_TmaTraits, KeyBase):
     def ring_atoms(self) -> int:
         """The ring's allocation: ``num_stages`` halo slots, rounded up to a power of two of atoms
         (Gluon allocates power-of-two shapes); its spare atoms hold :attr:`spill_taps` filter taps."""
-        return _pow2_ceil(self.num_stages * self.slot_atoms)
+        return pow2_ceil(self.num_stages * self.slot_atoms)
 
     @property
     def spill_taps(self) -> int:
@@ -124,7 +152,7 @@ class ConvHaloKey(_TmaTraits, KeyBase):
     @property
     def filter_atoms(self) -> int:
         """The allocation of the filter taps the ring does not hold (a power of two, at least one tap)."""
-        return _pow2_ceil(max(1, self.max_taps - self.spill_taps) * self.tap_atoms)
+        return pow2_ceil(max(1, self.max_taps - self.spill_taps) * self.tap_atoms)
 
     @property
     def swizzle(self) -> int:
@@ -182,35 +210,22 @@ class ConvHaloFamily(ConvTmaFamily):
         return reasons
 
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
-        """Why ``key`` cannot run ``p``: the dtype, channels-last, stride 1, the filter height and
-        height dilation the key is compiled for, at most ``max_taps`` taps, C/G (reduction
-        channels) within one ``block_k``, the TMA rules (:meth:`ConvTmaFamily.supports`), and
+        """Why ``key`` cannot run ``p``: :func:`halo_reason`, at most ``max_taps`` taps, the
+        reduction channels per group (C/G forward, K/G backward-data) within one ``block_k``, and
         tile counts whose product with the program count fits 32 bits (each program's share is
         ``pid · tiles / programs``)."""
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if not p.layout.channels_last:
-            return f"halo kernels are channels-last, layout {p.layout.value}"
-        if any(s != 1 for s in p.stride):
-            return f"halo kernels need stride 1 (stride {list(p.stride)})"
-        d3 = p.as_3d()
-        if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
-            return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
-                    f"{key.taps_h} rows at dilation {key.dil_h}")
+        why = halo_reason(key, p)
+        if why:
+            return why
         if p.taps > key.max_taps:
             return f"{p.taps} filter taps > max_taps {key.max_taps} (the resident filter)"
+        field = "Cg" if self.direction == "fwd" else "Kg"
         red = geometry(self.direction, p)["RED"]
         if red > key.block_k:
-            return f"{red} reduction channels per group > block_k {key.block_k} (one channel block)"
-        if p.ptr_align != 16:
-            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        for field in ("Cg", "Kg"):
-            if getattr(p, field) * p.dtype.itemsize % 16:
-                return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
-                        "a descriptor stride)")
+            return f"{field}={red} reduction channels per group > block_k {key.block_k} (one channel block)"
         if self.tiles(key, p) * SM_COUNT >= 2**31:
             return f"{self.tiles(key, p)} tiles: the programs' 32-bit tile arithmetic (tiles x {SM_COUNT}) would overflow"
-        return int32_reason(p, "32-bit TMA coordinates")
+        return None
 
     def descriptor_blocks(self, key: ConvHaloKey) -> dict[str, tuple[str, tuple[int, ...]]]:
         """``src`` (x or dy) in boxes [1, block_h, block_w, 1, block_k], ``src_tail`` (the same

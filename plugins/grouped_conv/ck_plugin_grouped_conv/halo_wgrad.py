@@ -14,7 +14,8 @@ the workspaces of :func:`.family.split_workspaces`, one partial tile per row tap
 
 Scope (:meth:`ConvHaloBwdWeight.supports`): fp16 / bf16, channels-last, stride 1, the filter height
 and height dilation of the key, C/G and K/G multiples of 16 bytes (TMA), 32-bit coordinates, at most
-:data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split. Gluon kernels do not run in Triton's
+:data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split and partials within
+:data:`.family.MAX_SPLIT_WORKSPACE`. The split is the grid's second dimension. Gluon kernels do not run in Triton's
 interpreter (``interpretable = False``): CPU tests compile them, GPU tests check them.
 """
 
@@ -30,10 +31,10 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
 from . import rules
-from .family import accumulator_reason, int32_reason, split_workspace_views, split_workspaces, tile_features
-from .halo import _pow2_ceil
+from .family import MAX_SPLIT_WORKSPACE, split_workspace_views, split_workspaces, tile_features
+from .halo import halo_reason, pow2_ceil
 from .problem import ConvProblem
-from .tma import MAX_TMA_SPLIT_REDUCTION, _ARGS, ConvTmaFamily, _int_args, _TmaTraits, geometry
+from .tma import _ARGS, ConvTmaBwdWeight, _int_args, _TmaTraits, geometry
 
 __all__ = ["ConvHaloBwdWeightKey", "ConvHaloBwdWeight"]
 
@@ -58,7 +59,7 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
     block_w: int = attrs.field(validator=power_of_two_in(8, 128))
     block_m: int = attrs.field(validator=power_of_two_in(16, 128))
     block_n: int = attrs.field(validator=power_of_two_in(16, 128))
-    split_k: int = attrs.field(default=1, validator=int_in(1, 256))
+    split_k: int = attrs.field(default=1, validator=int_in(1, 64))
     num_stages: int = attrs.field(default=4, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
     dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
@@ -75,7 +76,7 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
 
     @property
     def tail_h(self) -> int:
-        return _pow2_ceil((self.taps_h - 1) * self.dil_h)
+        return pow2_ceil((self.taps_h - 1) * self.dil_h)
 
     @property
     def slot_atoms(self) -> int:
@@ -84,11 +85,11 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
 
     @property
     def dy_ring_atoms(self) -> int:
-        return _pow2_ceil(self.num_stages * self.block_k // 8)
+        return pow2_ceil(self.num_stages * self.block_k // 8)
 
     @property
     def x_ring_atoms(self) -> int:
-        return _pow2_ceil(self.num_stages * self.slot_atoms)
+        return pow2_ceil(self.num_stages * self.slot_atoms)
 
     def smem_bytes(self) -> int:
         """Both rings (rounded up to powers of two of atoms, as Gluon allocates) and 1 KB for
@@ -102,7 +103,7 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
                 f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}")
 
 
-class ConvHaloBwdWeight(ConvTmaFamily):
+class ConvHaloBwdWeight(ConvTmaBwdWeight):
     """Backward-weight with halo loads (see the module docstring)."""
 
     name = "conv_halo_bwd_weight"
@@ -126,6 +127,9 @@ class ConvHaloBwdWeight(ConvTmaFamily):
             reasons.append(f"dtype {key.dtype.value}: the kernel is written for fp16 / bf16")
         if key.block_k not in (64, 128):
             reasons.append(f"block_h*block_w = {key.block_k}: 64 or 128 pixels per step")
+        if key.taps_h * key.block_m * key.block_n // 128 > 128:
+            reasons.append(f"{key.taps_h} accumulators of {key.block_m}x{key.block_n} fp32: "
+                           f"{key.taps_h * key.block_m * key.block_n // 128} registers a thread > 128")
         if key.block_m != 64:
             reasons.append(f"block_m {key.block_m}: one warpgroup's MMA rows (64; {key.taps_h} accumulators of 128 rows "
                            "would not fit its registers)")
@@ -137,35 +141,21 @@ class ConvHaloBwdWeight(ConvTmaFamily):
         return reasons
 
     def supports(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
-        """Why ``key`` cannot run ``p``: dtype, channels-last, stride 1, the filter height and
-        height dilation of the key, the TMA rules, and the split (no more splits than patches, at
-        most :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split)."""
-        if key.dtype is not p.dtype:
-            return f"dtype {key.dtype.value} != {p.dtype.value}"
-        if not p.layout.channels_last:
-            return f"halo kernels are channels-last, layout {p.layout.value}"
-        if any(s != 1 for s in p.stride):
-            return f"halo kernels need stride 1 (stride {list(p.stride)})"
-        d3 = p.as_3d()
-        if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
-            return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
-                    f"{key.taps_h} rows at dilation {key.dil_h}")
-        if p.ptr_align != 16:
-            return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
-        for field in ("Cg", "Kg"):
-            if getattr(p, field) * p.dtype.itemsize % 16:
-                return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
-                        "a descriptor stride)")
-        patches = self._steps(key, p)
-        if key.split_k > patches:
-            return f"{patches} pixel patches of {key.block_h}x{key.block_w}, fewer than split_k={key.split_k}"
-        return (int32_reason(p, "32-bit TMA coordinates")
-                or accumulator_reason(p.N * p.out_pixels, key.split_k, MAX_TMA_SPLIT_REDUCTION))
-
-    def _steps(self, key, p: ConvProblem) -> int:
-        """Reduction steps of one program's share before the split: the output-pixel patches."""
-        g = geometry("bwd_weight", p)
-        return g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
+        """Why ``key`` cannot run ``p``: :func:`.halo.halo_reason`; the split of the TMA
+        backward-weight family (no more splits than patches, at most
+        :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split); partials within
+        :data:`.family.MAX_SPLIT_WORKSPACE` (their offsets are 32-bit); each split's share of the
+        patches computable in 32 bits."""
+        why = halo_reason(key, p) or self._split_reason(key, p)
+        if why:
+            return why
+        if key.split_k > 1:
+            need = split_workspaces(self, key, p)["partials"]
+            if need > MAX_SPLIT_WORKSPACE:
+                return f"split_k={key.split_k} partials need {need} B > {MAX_SPLIT_WORKSPACE} B"
+        if (key.split_k + 1) * self._steps(key, p) >= 2**31:
+            return f"{self._steps(key, p)} pixel patches: the splits' 32-bit shares would overflow"
+        return None
 
     def descriptor_blocks(self, key: ConvHaloBwdWeightKey) -> dict[str, tuple[str, tuple[int, ...]]]:
         """``x_src`` (x) in boxes [1, block_h, block_w, 1, block_n], ``x_tail`` in [1, tail_h,
@@ -176,7 +166,7 @@ class ConvHaloBwdWeight(ConvTmaFamily):
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         views = super()._views(key, p)
-        return {"x_src": views["src"], "x_tail": views["src"], "dy_desc": views["dst"]}
+        return {"x_src": views["x_desc"], "x_tail": views["x_desc"], "dy_desc": views["dy_desc"]}
 
     def signature(self, key: ConvHaloBwdWeightKey) -> dict[str, str]:
         """The three tensors' pointers (with a split, the fp32 partials and int32 counters), the
@@ -191,6 +181,7 @@ class ConvHaloBwdWeight(ConvTmaFamily):
         sig.update({n: "i32" for n in _ARGS})
         for name, (_, block) in self.descriptor_blocks(key).items():
             layout = gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
+            assert layout.swizzle_byte_width == block[-1] * key.dtype.itemsize  # the template's SWIZZLE_X / _DY
             sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
         return sig
 
@@ -229,11 +220,7 @@ class ConvHaloBwdWeight(ConvTmaFamily):
     def estimate_ms(self, key, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
         return rules.estimate_ms(self, key, p, arch, device)
 
-    def features(self, key: ConvHaloBwdWeightKey) -> dict[str, float]:
-        """The TMA backward-weight features (patch, channel tiles, split, stages)."""
-        return {"block_m": key.block_m, "block_n": key.block_n, "block_k": key.block_k, "block_h": key.block_h,
-                "block_w": key.block_w, "num_warps": 4, "num_stages": key.num_stages, "split_k": float(key.split_k),
-                "tma": 1.0}
+    # features: the TMA backward-weight family's (patch, channel tiles, split, stages).
 
     def pair_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the channel tiles and patches; patches per

@@ -1,12 +1,14 @@
 """The halo families (``conv_halo_fwd``, ``conv_halo_bwd_data``: Gluon, stride 1, channels-last).
 
-Gluon kernels do not run in Triton's interpreter, so on the CPU every default instance is
-compiled for sm_90a and its parameters compared with the family's signature, the registry must
-refuse the families where kernels are interpreted, and ``check`` / ``supports`` must refuse what
-the kernel does not implement. On the GPU (marker ``gpu``) every default instance that supports a
-case runs against the NumPy float64 reference: groups of 40 and 64 channels, several column blocks,
-partial patches, padding wider than the halo, a one-column filter, width dilation, depth taps
-(inside and outside the input), and more tiles than programs (group switches inside a program)."""
+Gluon kernels do not run in Triton's interpreter, so on the CPU one bf16 instance of each channel
+width per op is compiled for sm_90a and its parameters compared with the family's signature, the
+registry must refuse the families where kernels are interpreted, and ``check`` / ``supports`` must
+refuse what the kernel does not implement. On the GPU (marker ``gpu``) every full-set instance that
+supports a case runs against the NumPy float64 reference: groups of 40 and 64 channels, several
+column blocks, partial patches, padding wider than the halo, a one-column filter, width dilation,
+depth taps (inside and outside the input), more tiles than programs (group switches and depth-row
+carries inside a program), and keys beyond the sets: a 5-row filter (25 resident taps) and height
+dilation 2 (a 4-row tail). The backward-weight family likewise, splits 1, 4 and 64."""
 
 import json
 
@@ -105,6 +107,8 @@ GPU_CASES = {
     "conv3d_depth_taps": case(3, 1, 2, 128, 128, (4, 6, 5), (3, 3, 1), pad=(1, 1, 0)),
     # 192 tiles of 16x8 over 132 programs: programs switch groups between tiles
     "group_switches": case(2, 4, 6, 240, 240, (28, 28), 3, pad=1),
+    # 3-D, 144 tiles of 16x8: programs carry their tile across depth rows and images
+    "conv3d_depth_rows": case(3, 2, 2, 128, 128, (6, 20, 20), (1, 3, 3), pad=(0, 1, 1)),
 }
 
 
@@ -183,6 +187,31 @@ def test_wgrad_supports_refuses(reg, change, words):
 def test_wgrad_check_refuses(reg, change, words):
     reasons = reg.catalog.families[WGRAD].check(_wgrad_key(**change), reg.arch)
     assert any(words in r for r in reasons), reasons
+
+
+# Keys beyond the sets (op, key fields, problem): a 5-row filter with 25 resident taps (32-channel
+# groups), and height dilation 2 (the tail rounds 4 rows up to a power of two: 4).
+ODD_KEYS = [
+    ("grouped_conv_fwd", dict(block_h=16, block_w=8, block_n=32, num_stages=3, taps_h=5, max_taps=25),
+     case(2, 2, 2, 64, 64, (19, 13), 5, pad=2)),
+    ("grouped_conv_bwd_data", dict(block_h=8, block_w=8, block_n=32, num_stages=4, taps_h=5, max_taps=25),
+     case(2, 2, 2, 64, 64, (12, 17), 5, pad=2)),
+    ("grouped_conv_fwd", dict(block_h=16, block_w=8, block_n=64, num_stages=3, dil_h=2),
+     case(2, 2, 2, 128, 128, (21, 15), 3, pad=2, dilation=(2, 1))),
+    ("grouped_conv_bwd_data", dict(block_h=16, block_w=8, block_n=64, num_stages=3, dil_h=2),
+     case(2, 2, 2, 128, 128, (21, 15), 3, pad=2, dilation=(2, 1))),
+]
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("op, fields, problem", ODD_KEYS, ids=lambda v: str(v)[:20] if isinstance(v, str) else None)
+def test_gpu_odd_keys_match_reference(gpu_reg, op, fields, problem):
+    fam = gpu_reg.catalog.families[FAMILIES[op]]
+    inst = gpu_reg.add(fam.name, fam.key_cls(dtype="bf16", **fields))
+    p = _problem(gpu_reg, op, problem)
+    assert fam.supports(inst.key, p) is None
+    assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False)
 
 
 @pytest.mark.gpu
