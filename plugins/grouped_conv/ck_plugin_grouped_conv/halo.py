@@ -42,11 +42,10 @@ from typing import Any, ClassVar, Mapping
 import attrs
 
 from ckcore import DType, KeyBase
-from ckcore.arch import ArchSpec, DeviceSpec
+from ckcore.arch import ArchSpec
 from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
 
-from . import rules
-from .family import int32_reason, tile_features
+from .family import int32_reason, split_workspace_views, tile_features
 from .problem import ConvProblem
 from .tma import _ARGS, ConvTmaFamily, _int_args, _TmaTraits, geometry
 
@@ -89,7 +88,32 @@ def halo_reason(key, p: ConvProblem) -> str | None:
 
 
 @attrs.frozen(kw_only=True)
-class ConvHaloKey(_TmaTraits, KeyBase):
+class HaloKeyBase(_TmaTraits, KeyBase):
+    """What every halo key holds (4 warps, one warpgroup): ``dtype`` (fp16 / bf16), the
+    output-pixel patch ``block_h × block_w`` (``block_w`` a multiple of 8: one image row is whole
+    8-row swizzle atoms) and ``dil_h``, the height dilation the kernel is compiled for; subclasses
+    add ``taps_h`` (the filter height) and ``num_stages``."""
+
+    num_warps: ClassVar[int] = 4
+    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
+    block_h: int = attrs.field(validator=power_of_two_in(1, 128))
+    block_w: int = attrs.field(validator=power_of_two_in(8, 128))
+    dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
+
+    @property
+    def tail_h(self) -> int:
+        """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
+        TMA box size)."""
+        return pow2_ceil((self.taps_h - 1) * self.dil_h)
+
+    @property
+    def slot_atoms(self) -> int:
+        """8-row shared-memory atoms of one halo: the patch and its tail rows."""
+        return (self.block_h + self.tail_h) * self.block_w // 8
+
+
+@attrs.frozen(kw_only=True)
+class ConvHaloKey(HaloKeyBase):
     """One halo convolution kernel (channels-last, stride 1; 4 warps, one warpgroup).
 
     :ivar dtype: fp16 or bf16.
@@ -104,15 +128,10 @@ class ConvHaloKey(_TmaTraits, KeyBase):
     """
 
     direction: ClassVar[str] = ""
-    num_warps: ClassVar[int] = 4
     split_k: ClassVar[int] = 1
-    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
-    block_h: int = attrs.field(validator=power_of_two_in(1, 128))
-    block_w: int = attrs.field(validator=power_of_two_in(8, 128))
     block_n: int = attrs.field(validator=power_of_two_in(16, 128))
     num_stages: int = attrs.field(default=3, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 15))
-    dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
     max_taps: int = attrs.field(default=9, validator=int_in(1, 64))
 
     @property
@@ -122,17 +141,6 @@ class ConvHaloKey(_TmaTraits, KeyBase):
     @property
     def block_m(self) -> int:
         return self.block_h * self.block_w
-
-    @property
-    def tail_h(self) -> int:
-        """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
-        TMA box size)."""
-        return pow2_ceil((self.taps_h - 1) * self.dil_h)
-
-    @property
-    def slot_atoms(self) -> int:
-        """8-row shared-memory atoms of one halo slot."""
-        return (self.block_h + self.tail_h) * self.block_w // 8
 
     @property
     def tap_atoms(self) -> int:
@@ -181,15 +189,18 @@ class ConvHaloBwdDataKey(ConvHaloKey):
     direction: ClassVar[str] = "bwd_data"
 
 
-class ConvHaloFamily(ConvTmaFamily):
-    """Shared behaviour of the two halo families (see the module docstring)."""
+class GluonTmaConv:
+    """What the halo families share beyond the TMA families they extend: Gluon kernels (not
+    interpretable) of one warpgroup, whose signature is the tensors' pointers (with a split, the
+    fp32 partials and int32 counters), the integer arguments of :func:`.tma.geometry`, then host
+    descriptors ``tensordesc<type[block],layout>`` with the default NVMMA layout, whose swizzle is
+    a box row (the templates' swizzle constants); no constexprs."""
 
-    template = "conv_halo.py.j2"
     interpretable = False
 
-    def check(self, key: ConvHaloKey, arch: ArchSpec) -> list[str]:
-        """Static validity: TMA and warpgroup MMA, a 16-bit dtype, a patch of 64 or 128 pixels,
-        channel tiles of at most 128 bytes, and the shared memory within the block limit."""
+    @staticmethod
+    def gluon_reasons(key, arch: ArchSpec) -> list[str]:
+        """The kernels' needs of ``arch`` and of the key's dtype: TMA, warpgroup MMA, fp16 / bf16."""
         reasons = []
         if not arch.tma:
             reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
@@ -197,6 +208,45 @@ class ConvHaloFamily(ConvTmaFamily):
             reasons.append(f"{arch.arch} has no wgmma (warpgroup MMA)")
         if key.dtype not in (DType.FP16, DType.BF16):
             reasons.append(f"dtype {key.dtype.value}: the kernel is written for fp16 / bf16")
+        return reasons
+
+    def signature(self, key) -> dict[str, str]:
+        import triton.language as tl
+        from triton.experimental.gluon import language as gl
+
+        ty = key.dtype.triton
+        sig = dict.fromkeys(self._ptr_names, f"*{ty}")
+        if key.split_k > 1:
+            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
+        sig.update({n: "i32" for n in _ARGS})
+        for name, (_, block) in self.descriptor_blocks(key).items():
+            layout = gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
+            assert layout.swizzle_byte_width == block[-1] * key.dtype.itemsize, (name, layout)
+            sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
+        return sig
+
+    def constexprs(self, key) -> dict[str, Any]:
+        return {}
+
+    def compile_options(self, key) -> dict[str, Any]:
+        return {"num_warps": 4}
+
+    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
+        ptrs = tuple(tensors[t] for t in self.tensors)
+        if key.split_k > 1:
+            ptrs += split_workspace_views(tensors)
+        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
+
+
+class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
+    """Shared behaviour of the two halo families (see the module docstring)."""
+
+    template = "conv_halo.py.j2"
+
+    def check(self, key: ConvHaloKey, arch: ArchSpec) -> list[str]:
+        """Static validity: TMA and warpgroup MMA, a 16-bit dtype, a patch of 64 or 128 pixels,
+        channel tiles of at most 128 bytes, and the shared memory within the block limit."""
+        reasons = self.gluon_reasons(key, arch)
         if key.block_m not in (64, 128):
             reasons.append(f"block_h*block_w = {key.block_m}: one warpgroup's MMA tile of 64 or 128 rows")
         if key.block_k * key.dtype.itemsize > 128:
@@ -223,8 +273,9 @@ class ConvHaloFamily(ConvTmaFamily):
         red = geometry(self.direction, p)["RED"]
         if red > key.block_k:
             return f"{field}={red} reduction channels per group > block_k {key.block_k} (one channel block)"
-        if self.tiles(key, p) * SM_COUNT >= 2**31:
-            return f"{self.tiles(key, p)} tiles: the programs' 32-bit tile arithmetic (tiles x {SM_COUNT}) would overflow"
+        tiles = self.tiles(key, p)
+        if tiles * SM_COUNT >= 2**31:
+            return f"{tiles} tiles: the programs' 32-bit tile arithmetic (tiles x {SM_COUNT}) would overflow"
         return None
 
     def descriptor_blocks(self, key: ConvHaloKey) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -243,34 +294,11 @@ class ConvHaloFamily(ConvTmaFamily):
         views = super()._views(key, p)
         return {**views, "src_tail": views["src"]}
 
-    def signature(self, key: ConvHaloKey) -> dict[str, str]:
-        """The three tensors' pointers, the integer arguments of :func:`.tma.geometry`, then the
-        host descriptors (``tensordesc<type[block],layout>``, the NVMMA layout of
-        :attr:`ConvHaloKey.swizzle`)."""
-        import triton.language as tl
-        from triton.experimental.gluon import language as gl
-
-        ty = key.dtype.triton
-        sig = dict.fromkeys(self._ptr_names, f"*{ty}")
-        sig.update({n: "i32" for n in _ARGS})
-        for name, (_, block) in self.descriptor_blocks(key).items():
-            layout = gl.NVMMASharedLayout(swizzle_byte_width=key.swizzle, element_bitwidth=8 * key.dtype.itemsize,
-                                          rank=len(block))
-            assert layout == gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
-            sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
-        return sig
-
-    def constexprs(self, key: ConvHaloKey) -> dict[str, Any]:
-        return {}
-
     def template_values(self, key: ConvHaloKey) -> dict[str, Any]:
         """The direction and the key's derived sizes (:class:`ConvHaloKey` properties)."""
         return {"direction": key.direction, "block_m": key.block_m, "block_k": key.block_k, "tail_h": key.tail_h,
                 "slot_atoms": key.slot_atoms, "tap_atoms": key.tap_atoms, "ring_atoms": key.ring_atoms,
                 "spill_taps": key.spill_taps, "filter_atoms": key.filter_atoms, "itemsize": key.dtype.itemsize, "swizzle": key.swizzle}
-
-    def compile_options(self, key: ConvHaloKey) -> dict[str, Any]:
-        return {"num_warps": 4}
 
     def tiles(self, key: ConvHaloKey, p: ConvProblem) -> int:
         """Output tiles: pixel patches × column blocks × groups."""
@@ -281,22 +309,11 @@ class ConvHaloFamily(ConvTmaFamily):
     def grid(self, key: ConvHaloKey, p: ConvProblem) -> tuple[int, int, int]:
         return (min(SM_COUNT, self.tiles(key, p)), 1, 1)
 
-    def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
-        return {}
-
-    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        ptrs = tuple(tensors[t] for t in self.tensors)
-        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
-
     def kernel_sets(self):
         from . import sets
 
         return {"default": lambda arch: sets.halo_set(self, arch, full=False),
                 "full": lambda arch: sets.halo_set(self, arch, full=True)}
-
-    def estimate_ms(self, key: ConvHaloKey, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
-        """The implicit-GEMM cost model of :mod:`.rules` (tiles of ``block_h · block_w`` rows)."""
-        return rules.estimate_ms(self, key, p, arch, device)
 
     # features: the TMA families' (the same tile keys); the model tells the families apart by
     # their ``fam_`` flags.

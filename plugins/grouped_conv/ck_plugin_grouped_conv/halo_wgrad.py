@@ -22,25 +22,23 @@ interpreter (``interpretable = False``): CPU tests compile them, GPU tests check
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import attrs
 
-from ckcore import DType, KeyBase
-from ckcore.arch import ArchSpec, DeviceSpec
-from ckcore.keys import enum_converter, int_in, member_of, power_of_two_in
+from ckcore.arch import ArchSpec
+from ckcore.keys import int_in, power_of_two_in
 
-from . import rules
-from .family import MAX_SPLIT_WORKSPACE, split_workspace_views, split_workspaces, tile_features
-from .halo import halo_reason, pow2_ceil
+from .family import MAX_SPLIT_WORKSPACE, split_workspaces, tile_features
+from .halo import GluonTmaConv, HaloKeyBase, halo_reason, pow2_ceil
 from .problem import ConvProblem
-from .tma import _ARGS, ConvTmaBwdWeight, _int_args, _TmaTraits, geometry
+from .tma import ConvTmaBwdWeight, geometry
 
 __all__ = ["ConvHaloBwdWeightKey", "ConvHaloBwdWeight"]
 
 
 @attrs.frozen(kw_only=True)
-class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
+class ConvHaloBwdWeightKey(HaloKeyBase):
     """One halo backward-weight kernel (4 warps, one warpgroup).
 
     :ivar block_h, block_w: the output-pixel patch of one reduction step (64 or 128 pixels;
@@ -53,16 +51,11 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
     """
 
     direction: ClassVar[str] = "bwd_weight"
-    num_warps: ClassVar[int] = 4
-    dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
-    block_h: int = attrs.field(validator=power_of_two_in(1, 128))
-    block_w: int = attrs.field(validator=power_of_two_in(8, 128))
     block_m: int = attrs.field(validator=power_of_two_in(16, 128))
     block_n: int = attrs.field(validator=power_of_two_in(16, 128))
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
     num_stages: int = attrs.field(default=4, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
-    dil_h: int = attrs.field(default=1, validator=int_in(1, 8))
 
     @property
     def block_k(self) -> int:
@@ -73,15 +66,6 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
     def tap_block(self) -> int:
         """Partial tiles per program: one per row tap (:func:`.family.split_workspaces`)."""
         return self.taps_h
-
-    @property
-    def tail_h(self) -> int:
-        return pow2_ceil((self.taps_h - 1) * self.dil_h)
-
-    @property
-    def slot_atoms(self) -> int:
-        """8-row atoms of one x halo."""
-        return (self.block_h + self.tail_h) * self.block_w // 8
 
     @property
     def dy_ring_atoms(self) -> int:
@@ -103,7 +87,7 @@ class ConvHaloBwdWeightKey(_TmaTraits, KeyBase):
                 f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}")
 
 
-class ConvHaloBwdWeight(ConvTmaBwdWeight):
+class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
     """Backward-weight with halo loads (see the module docstring)."""
 
     name = "conv_halo_bwd_weight"
@@ -112,19 +96,12 @@ class ConvHaloBwdWeight(ConvTmaBwdWeight):
     key_cls = ConvHaloBwdWeightKey
     template = "conv_halo_bwd_weight.py.j2"
     tensors = ("x", "dy", "dw")
-    interpretable = False
     _ptr_names = ("x_ptr", "dy_ptr", "dw_ptr")
 
     def check(self, key: ConvHaloBwdWeightKey, arch: ArchSpec) -> list[str]:
         """TMA and warpgroup MMA, a 16-bit dtype, equal channel tiles of 32-128 bytes, a patch of
         64 or 128 pixels, and the shared memory within the block limit."""
-        reasons = []
-        if not arch.tma:
-            reasons.append(f"{arch.arch} has no TMA (tensor memory accelerator)")
-        if not getattr(arch, "wgmma", False):
-            reasons.append(f"{arch.arch} has no wgmma (warpgroup MMA)")
-        if key.dtype not in (DType.FP16, DType.BF16):
-            reasons.append(f"dtype {key.dtype.value}: the kernel is written for fp16 / bf16")
+        reasons = self.gluon_reasons(key, arch)
         if key.block_k not in (64, 128):
             reasons.append(f"block_h*block_w = {key.block_k}: 64 or 128 pixels per step")
         if key.taps_h * key.block_m * key.block_n // 128 > 128:
@@ -168,26 +145,6 @@ class ConvHaloBwdWeight(ConvTmaBwdWeight):
         views = super()._views(key, p)
         return {"x_src": views["x_desc"], "x_tail": views["x_desc"], "dy_desc": views["dy_desc"]}
 
-    def signature(self, key: ConvHaloBwdWeightKey) -> dict[str, str]:
-        """The three tensors' pointers (with a split, the fp32 partials and int32 counters), the
-        integer arguments of :func:`.tma.geometry`, then the host descriptors."""
-        import triton.language as tl
-        from triton.experimental.gluon import language as gl
-
-        ty = key.dtype.triton
-        sig = dict.fromkeys(self._ptr_names, f"*{ty}")
-        if key.split_k > 1:
-            sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
-        sig.update({n: "i32" for n in _ARGS})
-        for name, (_, block) in self.descriptor_blocks(key).items():
-            layout = gl.NVMMASharedLayout.get_default_for(list(block), tl.str_to_ty(ty, None))
-            assert layout.swizzle_byte_width == block[-1] * key.dtype.itemsize  # the template's SWIZZLE_X / _DY
-            sig[name] = f"tensordesc<{ty}{list(block)},{layout!r}>"
-        return sig
-
-    def constexprs(self, key) -> dict[str, Any]:
-        return {}
-
     def template_values(self, key: ConvHaloBwdWeightKey) -> dict[str, Any]:
         """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
         return {"pixels": key.block_k, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
@@ -195,30 +152,15 @@ class ConvHaloBwdWeight(ConvTmaBwdWeight):
                 "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
                 "swizzle_x": key.block_n * key.dtype.itemsize}
 
-    def compile_options(self, key) -> dict[str, Any]:
-        return {"num_warps": 4}
-
     def grid(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
         d3 = p.as_3d()
         blocks = math.ceil(p.Kg / key.block_m) * math.ceil(p.Cg / key.block_n)
         return (p.G * blocks * d3["filter"][0] * d3["filter"][2], key.split_k, 1)
 
-    def workspaces(self, key, p: ConvProblem) -> dict[str, int]:
-        return split_workspaces(self, key, p)
-
-    def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
-        ptrs = tuple(tensors[t] for t in self.tensors)
-        if key.split_k > 1:
-            ptrs += split_workspace_views(tensors)
-        return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
-
     def kernel_sets(self):
         from . import sets
 
         return {"default": lambda arch: [], "full": lambda arch: sets.halo_wgrad_set(self, arch)}
-
-    def estimate_ms(self, key, p: ConvProblem, arch: ArchSpec, device: DeviceSpec) -> float:
-        return rules.estimate_ms(self, key, p, arch, device)
 
     # features: the TMA backward-weight family's (patch, channel tiles, split, stages).
 
