@@ -66,8 +66,8 @@ def pow2_ceil(n: int) -> int:
 def halo_reason(key, p: ConvProblem) -> str | None:
     """What every halo kernel needs of ``p``, or None: the key's dtype, channels-last, every
     stride 1, the filter height and height dilation the key is compiled for (the row shifts are
-    compile-time offsets), 16-byte aligned pointers, C/G and K/G multiples of 16 bytes (descriptor
-    strides) and 32-bit TMA coordinates."""
+    compile-time offsets), 16-byte aligned pointers, C/G and K/G (times the key's
+    ``groups_per_block``) multiples of 16 bytes (descriptor strides) and 32-bit TMA coordinates."""
     if key.dtype is not p.dtype:
         return f"dtype {key.dtype.value} != {p.dtype.value}"
     if not p.layout.channels_last:
@@ -80,9 +80,11 @@ def halo_reason(key, p: ConvProblem) -> str | None:
                 f"{key.taps_h} rows at dilation {key.dil_h}")
     if p.ptr_align != 16:
         return f"TMA needs 16-byte aligned pointers (ptr_align={p.ptr_align})"
+    gpb = key.groups_per_block
     for field in ("Cg", "Kg"):
-        if getattr(p, field) * p.dtype.itemsize % 16:
-            return (f"TMA needs {field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
+        if gpb * getattr(p, field) * p.dtype.itemsize % 16:
+            merged = f"groups_per_block {gpb} * " if gpb > 1 else ""
+            return (f"TMA needs {merged}{field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
                     "a descriptor stride)")
     return int32_reason(p, "32-bit TMA coordinates")
 
@@ -125,6 +127,13 @@ class ConvHaloKey(HaloKeyBase):
     :ivar num_stages: halo slots in the ring.
     :ivar taps_h, dil_h: the filter height and height dilation the kernel is compiled for.
     :ivar max_taps: filter taps (depth × height × width) the resident filter holds.
+    :ivar groups_per_block: consecutive groups one tile serves (``_gpb<n>`` in the name when above
+        1), for few channels per group (ResNeXt's 4-16): their channels are one box row of the
+        activations' descriptors [.., G / gpb, gpb · channels per group], and the resident filter
+        tap tiles are block-diagonal (a group's outputs see only its own inputs), gathered from
+        ``w`` with pointer loads when the tile's group block changes; ``gpb`` × the reduction
+        channels and × the output channels per group each fit one tile. The MMAs issue ``gpb``
+        times the useful multiply-adds.
     """
 
     direction: ClassVar[str] = ""
@@ -133,6 +142,7 @@ class ConvHaloKey(HaloKeyBase):
     num_stages: int = attrs.field(default=3, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 15))
     max_taps: int = attrs.field(default=9, validator=int_in(1, 64))
+    groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
 
     @property
     def block_k(self) -> int:
@@ -176,7 +186,8 @@ class ConvHaloKey(HaloKeyBase):
     @property
     def name(self) -> str:
         return (f"conv_halo_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
-                f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}_m{self.max_taps}")
+                f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}_m{self.max_taps}"
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -261,7 +272,8 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
 
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`halo_reason`, at most ``max_taps`` taps, the
-        reduction channels per group (C/G forward, K/G backward-data) within one ``block_k``, and
+        reduction channels per group (C/G forward, K/G backward-data) within one ``block_k``
+        (merged groups: G a multiple of ``groups_per_block``, whose channels fit one tile), and
         tile counts whose product with the program count fits 32 bits (each program's share is
         ``pid · tiles / programs``)."""
         why = halo_reason(key, p)
@@ -269,6 +281,10 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
             return why
         if p.taps > key.max_taps:
             return f"{p.taps} filter taps > max_taps {key.max_taps} (the resident filter)"
+        if key.groups_per_block > 1:
+            why = self._merged_reason(key, p)
+            if why:
+                return why
         field = "Cg" if self.direction == "fwd" else "Kg"
         red = geometry(self.direction, p)["RED"]
         if red > key.block_k:
@@ -282,13 +298,16 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
         """``src`` (x or dy) in boxes [1, block_h, block_w, 1, block_k], ``src_tail`` (the same
         tensor) in [1, tail_h, block_w, 1, block_k], ``filt`` (w) in [1, block_n, 1, block_k]
         (backward-data: [1, block_k, 1, block_n]) and ``dst`` (y or dx) in [1, block_h, block_w,
-        1, block_n]."""
+        1, block_n]; no ``filt`` with merged groups (:attr:`ConvHaloKey.groups_per_block`). The
+        activations' group dimension is one of ``groups_per_block`` groups (:func:`.tma.source_view`)."""
         src, w, dst = self.tensors
         filt = (1, key.block_n, 1, key.block_k) if self.direction == "fwd" else (1, key.block_k, 1, key.block_n)
-        return {"src": (src, (1, key.block_h, key.block_w, 1, key.block_k)),
-                "src_tail": (src, (1, key.tail_h, key.block_w, 1, key.block_k)),
-                "filt": (w, filt),
-                "dst": (dst, (1, key.block_h, key.block_w, 1, key.block_n))}
+        out = {"src": (src, (1, key.block_h, key.block_w, 1, key.block_k)),
+               "src_tail": (src, (1, key.tail_h, key.block_w, 1, key.block_k))}
+        if key.groups_per_block == 1:  # merged groups gather their block-diagonal filter with pointers
+            out["filt"] = (w, filt)
+        out["dst"] = (dst, (1, key.block_h, key.block_w, 1, key.block_n))
+        return out
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
         views = super()._views(key, p)
@@ -301,10 +320,10 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
                 "spill_taps": key.spill_taps, "filter_atoms": key.filter_atoms, "itemsize": key.dtype.itemsize, "swizzle": key.swizzle}
 
     def tiles(self, key: ConvHaloKey, p: ConvProblem) -> int:
-        """Output tiles: pixel patches × column blocks × groups."""
-        g = geometry(self.direction, p)
+        """Output tiles: pixel patches × column blocks × group blocks (``groups_per_block``)."""
+        g, gpb = geometry(self.direction, p), key.groups_per_block
         return (g["ND_dst"] * math.ceil(g["H_dst"] / key.block_h) * math.ceil(g["W_dst"] / key.block_w)
-                * math.ceil(g["COLS"] / key.block_n) * p.G)
+                * math.ceil(gpb * g["COLS"] / key.block_n) * (p.G // gpb))
 
     def grid(self, key: ConvHaloKey, p: ConvProblem) -> tuple[int, int, int]:
         return (min(SM_COUNT, self.tiles(key, p)), 1, 1)

@@ -217,15 +217,21 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
 # was within 5% of the best).
 _HALO = [(16, 8, 64, 4), (8, 8, 64, 5), (16, 8, 32, 4), (8, 8, 32, 6)]
 _HALO_FULL = [(bh, bw, bn, st) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in range(2, 9)]
+# Merged groups (few channels per group: ResNeXt's 4-16), (block_h, block_w, block_n, num_stages,
+# groups_per_block): full set only until measured.
+_HALO_MERGED = [(bh, bw, bn, st, gpb) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in (3, 4, 6)
+                for gpb in (2, 4, 8, 16)]
 
 
 def halo_set(family, arch: ArchSpec, full: bool) -> list:
     """The halo family's instances valid on ``arch``: :data:`_HALO` (``full``: and
-    :data:`_HALO_FULL`) for fp16 and bf16, 3-row filters at dilation 1 with up to 9 taps."""
+    :data:`_HALO_FULL`, :data:`_HALO_MERGED`) for fp16 and bf16, 3-row filters at dilation 1 with
+    up to 9 taps."""
     keys = []
+    tiles = [(*t, 1) for t in _HALO] + ([(*t, 1) for t in _HALO_FULL] + _HALO_MERGED if full else [])
     for dtype in (DType.FP16, DType.BF16):
-        for bh, bw, bn, st in _HALO + (_HALO_FULL if full else []):
-            key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st)
+        for bh, bw, bn, st, gpb in tiles:
+            key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st, groups_per_block=gpb)
             if key not in keys and not family.check(key, arch):
                 keys.append(key)
     return keys

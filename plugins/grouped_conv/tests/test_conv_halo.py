@@ -8,7 +8,8 @@ supports a case runs against the NumPy float64 reference: groups of 40 and 64 ch
 column blocks, partial patches, padding wider than the halo, a one-column filter, width dilation,
 depth taps (inside and outside the input), more tiles than programs (group switches and depth-row
 carries inside a program), and keys beyond the sets: a 5-row filter (25 resident taps) and height
-dilation 2 (a 4-row tail). The backward-weight family likewise, splits 1, 4 and 64."""
+dilation 2 (a 4-row tail), and merged groups (4-16 channels per group, block-diagonal filters). The
+backward-weight family likewise, splits 1, 4 and 64."""
 
 import json
 
@@ -81,6 +82,38 @@ def test_supports_refuses(reg, change, words):
     assert "dtype" in fam.supports(key, _problem(reg, "grouped_conv_fwd", REGNET, dtype="fp16"))
 
 
+MERGED = case(2, 2, 32, 128, 128, (13, 11), 3, pad=1)  # 4 channels per group
+
+
+@pytest.mark.parametrize("gpb, change, words", [
+    (8, dict(G=20, C=80, K=80), "multiple of groups_per_block"), (16, {}, "block_k"),
+    (8, dict(K=256), "block_n"), (2, dict(G=64, C=128, K=128), "groups_per_block 2 * Cg * 2 B % 16"),
+])
+def test_merged_supports_refuses(reg, gpb, change, words):
+    """Merged groups: G a multiple of groups_per_block, whose channels fit one tile each way,
+    and descriptor strides of 16 bytes (gpb · channels per group)."""
+    fam = reg.catalog.families["conv_halo_fwd"]
+    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, groups_per_block=gpb)
+    ok = fam.supports(key, _problem(reg, "grouped_conv_fwd", MERGED))
+    why = fam.supports(key, _problem(reg, "grouped_conv_fwd", {**MERGED, **change}))
+    assert why and words in why, (ok, why)
+
+
+@pytest.mark.parametrize("op", sorted(FAMILIES))
+def test_merged_compiles_for_sm90(reg, op):
+    """A merged-group key (no filter descriptor: the block-diagonal filter is gathered with
+    pointer loads) compiles for sm_90a with the signature's parameters; the tiles cover G / gpb
+    group blocks."""
+    fam = reg.catalog.families[FAMILIES[op]]
+    key = fam.key_cls(dtype="bf16", block_h=8, block_w=8, block_n=32, num_stages=4, groups_per_block=8)
+    assert "filt" not in fam.signature(key) and key.name.endswith("_gpb8")
+    assert fam.tiles(key, _problem(reg, op, MERGED)) == 2 * 2 * 2 * 4
+    inst = reg.add(fam.name, key)
+    report = reg.build(max_workers=1, progress=False, instances=[inst])
+    assert not report.failed, report.failed
+    assert kernel_parameters(reg.job(inst).source, inst.name) == list(fam.signature(key))
+
+
 @pytest.mark.parametrize("change, words", [
     (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_h=32), "block_h*block_w"), (dict(block_h=4, block_w=8), "64 or 128"),
     (dict(block_n=128), "128 B"), (dict(block_h=8, block_w=16, num_stages=7), "shared memory"),
@@ -109,14 +142,25 @@ GPU_CASES = {
     "group_switches": case(2, 4, 6, 240, 240, (28, 28), 3, pad=1),
     # 3-D, 144 tiles of 16x8: programs carry their tile across depth rows and images
     "conv3d_depth_rows": case(3, 2, 2, 128, 128, (6, 20, 20), (1, 3, 3), pad=(0, 1, 1)),
+    # merged groups (groups_per_block > 1): 4 channels per group; 4 in and 8 out (a rectangular
+    # block-diagonal filter); 8 per group with 144-576 tiles (programs switch group blocks); a
+    # 3-D 1x3x3 filter with 16 per group
+    "merged_cg4": MERGED,
+    "merged_cg4_kg8": case(2, 2, 16, 64, 128, (10, 9), 3, pad=1),
+    "merged_switches": case(2, 6, 32, 256, 256, (24, 24), 3, pad=1),
+    "merged_conv3d": case(3, 2, 8, 128, 128, (3, 6, 7), (1, 3, 3), pad=(0, 1, 1)),
 }
 
 
 @pytest.fixture(scope="module")
 def gpu_reg(tmp_path_factory):
+    """The halo families' full sets (and the backward-weight splits the tests run), compiled in
+    parallel up front (hundreds of instances: one at a time, the first uses would take minutes)."""
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("g")))
     for op in FAMILIES:
         r.declare(op, "full")
+    wgrad = [r.add(WGRAD, k) for k in r.catalog.families[WGRAD].kernel_sets()["full"](r.arch) if k.split_k in (1, 4, 64)]
+    r.build(progress=False, instances=[i for i in r.instances.values() if i.family in FAMILIES.values()] + wgrad)
     return r
 
 
@@ -178,6 +222,38 @@ def test_wgrad_supports_refuses(reg, change, words):
     assert fam.supports(_wgrad_key(), _problem(reg, "grouped_conv_bwd_weight", REGNET)) is None
     why = fam.supports(_wgrad_key(), _problem(reg, "grouped_conv_bwd_weight", {**REGNET, **change}))
     assert why and words in why, why
+
+
+MERGED = case(2, 2, 32, 128, 128, (13, 11), 3, pad=1)  # 4 channels per group
+
+
+@pytest.mark.parametrize("gpb, change, words", [
+    (8, dict(G=20, C=80, K=80), "multiple of groups_per_block"), (16, {}, "block_k"),
+    (8, dict(K=256), "block_n"), (2, dict(G=64, C=128, K=128), "groups_per_block 2 * Cg * 2 B % 16"),
+])
+def test_merged_supports_refuses(reg, gpb, change, words):
+    """Merged groups: G a multiple of groups_per_block, whose channels fit one tile each way,
+    and descriptor strides of 16 bytes (gpb · channels per group)."""
+    fam = reg.catalog.families["conv_halo_fwd"]
+    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, groups_per_block=gpb)
+    ok = fam.supports(key, _problem(reg, "grouped_conv_fwd", MERGED))
+    why = fam.supports(key, _problem(reg, "grouped_conv_fwd", {**MERGED, **change}))
+    assert why and words in why, (ok, why)
+
+
+@pytest.mark.parametrize("op", sorted(FAMILIES))
+def test_merged_compiles_for_sm90(reg, op):
+    """A merged-group key (no filter descriptor: the block-diagonal filter is gathered with
+    pointer loads) compiles for sm_90a with the signature's parameters; the tiles cover G / gpb
+    group blocks."""
+    fam = reg.catalog.families[FAMILIES[op]]
+    key = fam.key_cls(dtype="bf16", block_h=8, block_w=8, block_n=32, num_stages=4, groups_per_block=8)
+    assert "filt" not in fam.signature(key) and key.name.endswith("_gpb8")
+    assert fam.tiles(key, _problem(reg, op, MERGED)) == 2 * 2 * 2 * 4
+    inst = reg.add(fam.name, key)
+    report = reg.build(max_workers=1, progress=False, instances=[inst])
+    assert not report.failed, report.failed
+    assert kernel_parameters(reg.job(inst).source, inst.name) == list(fam.signature(key))
 
 
 @pytest.mark.parametrize("change, words", [
