@@ -3,7 +3,7 @@
 # results under OUT, packed into OUT/r.tgz), in two calls:
 #   data:  build both ops' default sets; GPUs 0-1: every pair of the forward problems the new
 #          instances serve (benchmarks/suites/tune_halo_fwd.jsonl, from
-#          benchmarks/new_instance_problems.py) into a new dataset, GPUs 2-3 the same for
+#          benchmarks/new_instance_problems.py; SUITE=halo_merged: tune_halo_merged_OP.jsonl) into a new dataset, GPUs 2-3 the same for
 #          backward-data; the served problems' rows of the committed datasets replaced by the new
 #          ones (benchmarks/replace_problems.py) and both models retrained (`ckcore train`, into
 #          the plugin; copies of datasets and models under OUT);
@@ -21,7 +21,7 @@ if [ "$step" = data ]; then
   pids=()
   for pair in "fwd 0,1" "bwd_data 2,3"; do
     set -- $pair
-    ckcore tune grouped_conv_$1 --suite benchmarks/suites/tune_halo_$1.jsonl --out "$out/datasets/new_$1.jsonl.gz" \
+    ckcore tune grouped_conv_$1 --suite benchmarks/suites/tune_${SUITE:-halo}_$1.jsonl --out "$out/datasets/new_$1.jsonl.gz" \
       --devices $2 --max-seconds "${TUNE_S:-200}" 2> "$out/tune_$1.log" | tail -1 | cut -c1-300 &
     pids+=($!)
   done

@@ -273,7 +273,8 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`halo_reason`, at most ``max_taps`` taps, the
         reduction channels per group (C/G forward, K/G backward-data) within one ``block_k``
-        (merged groups: G a multiple of ``groups_per_block``, whose channels fit one tile), and
+        (merged groups: G a multiple of ``groups_per_block``, whose channels fit one tile and fill
+        more than half of it: the MMAs issue ``groups_per_block`` times the useful work already), and
         tile counts whose product with the program count fits 32 bits (each program's share is
         ``pid · tiles / programs``)."""
         why = halo_reason(key, p)
@@ -281,12 +282,17 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
             return why
         if p.taps > key.max_taps:
             return f"{p.taps} filter taps > max_taps {key.max_taps} (the resident filter)"
+        field = "Cg" if self.direction == "fwd" else "Kg"
+        g = geometry(self.direction, p)
+        red = g["RED"]
         if key.groups_per_block > 1:
             why = self._merged_reason(key, p)
             if why:
                 return why
-        field = "Cg" if self.direction == "fwd" else "Kg"
-        red = geometry(self.direction, p)["RED"]
+            used = key.groups_per_block * max(red, g["COLS"])
+            if 2 * used <= key.block_k:
+                return (f"groups_per_block {key.groups_per_block} x {max(red, g['COLS'])} channels fill at most half "
+                        f"of block_k {key.block_k} (a narrower tile or more groups per block serves it)")
         if red > key.block_k:
             return f"{field}={red} reduction channels per group > block_k {key.block_k} (one channel block)"
         tiles = self.tiles(key, p)

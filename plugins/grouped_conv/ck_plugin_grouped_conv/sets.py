@@ -218,17 +218,19 @@ def tma_set(family, arch: ArchSpec, full: bool) -> list:
 _HALO = [(16, 8, 64, 4), (8, 8, 64, 5), (16, 8, 32, 4), (8, 8, 32, 6)]
 _HALO_FULL = [(bh, bw, bn, st) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in range(2, 9)]
 # Merged groups (few channels per group: ResNeXt's 4-16), (block_h, block_w, block_n, num_stages,
-# groups_per_block): full set only until measured.
+# groups_per_block). The default set's: the best on ResNeXt-50's stride-1 rows of 4, 8 and 16
+# channels per group and the batch-1 row, H100, twenty-eighth session (halo_merged_probe_s28_h100.jsonl).
+_HALO_MERGED_DEFAULT = [(16, 8, 64, 6, 16), (8, 16, 32, 6, 8), (16, 8, 64, 6, 8), (8, 16, 32, 6, 2), (8, 8, 32, 4, 4)]
 _HALO_MERGED = [(bh, bw, bn, st, gpb) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in (3, 4, 6)
                 for gpb in (2, 4, 8, 16)]
 
 
 def halo_set(family, arch: ArchSpec, full: bool) -> list:
-    """The halo family's instances valid on ``arch``: :data:`_HALO` (``full``: and
-    :data:`_HALO_FULL`, :data:`_HALO_MERGED`) for fp16 and bf16, 3-row filters at dilation 1 with
+    """The halo family's instances valid on ``arch``: :data:`_HALO` and :data:`_HALO_MERGED_DEFAULT`
+    (``full``: and :data:`_HALO_FULL`, :data:`_HALO_MERGED`) for fp16 and bf16, 3-row filters at dilation 1 with
     up to 9 taps."""
     keys = []
-    tiles = [(*t, 1) for t in _HALO] + ([(*t, 1) for t in _HALO_FULL] + _HALO_MERGED if full else [])
+    tiles = [(*t, 1) for t in _HALO] + _HALO_MERGED_DEFAULT + ([(*t, 1) for t in _HALO_FULL] + _HALO_MERGED if full else [])
     for dtype in (DType.FP16, DType.BF16):
         for bh, bw, bn, st, gpb in tiles:
             key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st, groups_per_block=gpb)

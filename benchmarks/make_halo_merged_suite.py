@@ -1,0 +1,49 @@
+"""Extra tune problems for the merged-group halo instances (CPU only): stride-1 grouped
+convolutions with 4, 8 or 16 channels per group (ResNeXt-like), which the datasets hold few of
+(13 forward, 15 backward-data problems that ``conv_halo_*_gpb*`` instances serve, twenty-eighth
+session). Deterministic (seed 0): ``count`` problems per op, 2-D 3×3 (one in eight 3-D 1×3×3),
+padding 1, fp16 / bf16 channels-last, G in 8-64 (a multiple of the merged tiles' groups), sizes
+capped at 16 M activation elements, each checked to be served by a default-set merged instance.
+usage: python benchmarks/make_halo_merged_suite.py OP COUNT >> SUITE.jsonl
+"""
+
+import json
+import sys
+
+import numpy as np
+
+from ckcore import Registry
+
+
+def main():
+    op, count = sys.argv[1], int(sys.argv[2])
+    reg = Registry("sm_90", interpret=False)
+    reg.declare(op, "default")
+    merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.key.groups_per_block > 1]
+    rng = np.random.default_rng(0)
+    seen, out = set(), []
+    while len(out) < count:
+        cg = int(rng.choice([4, 8, 16]))
+        kg = cg if rng.random() < 0.8 else int(rng.choice([cg // 2, cg * 2]))
+        g = int(rng.choice([8, 16, 32, 64]))
+        n = int(rng.choice([1, 2, 4, 8, 16, 32]))
+        hw = int(rng.choice([7, 12, 14, 19, 28, 35, 56]))
+        w = hw if rng.random() < 0.7 else int(rng.integers(6, 60))
+        three_d = rng.random() < 0.125
+        spatial = [int(rng.integers(2, 6)), hw, w] if three_d else [hw, w]
+        if n * g * max(cg, kg) * int(np.prod(spatial)) > 16 << 20 or kg < 2:
+            continue
+        fields = dict(ndim=len(spatial), N=n, G=g, C=g * cg, K=g * kg, spatial=spatial,
+                      filter=[1, 3, 3] if three_d else [3, 3], stride=[1] * len(spatial),
+                      pad=[0, 1, 1] if three_d else [1, 1], dilation=[1] * len(spatial),
+                      dtype=str(rng.choice(["fp16", "bf16"])), layout="ndhwgc" if three_d else "nhwgc")
+        p = reg.problem(op, **fields)
+        if p.name in seen or not any(reg.family(i).supports(i.key, p) is None for i in merged):
+            continue
+        seen.add(p.name)
+        out.append({"op": op, "name": p.name, **fields})
+    sys.stdout.writelines(json.dumps(r) + "\n" for r in out)
+
+
+if __name__ == "__main__":
+    main()
