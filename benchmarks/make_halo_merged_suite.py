@@ -4,7 +4,8 @@ convolutions with 4, 8 or 16 channels per group (ResNeXt-like), which the datase
 session). Deterministic (seed 0): ``count`` problems per op, 2-D 3×3 (one in eight 3-D 1×3×3),
 padding 1, fp16 / bf16 channels-last, G in 8-64 (a multiple of the merged tiles' groups), sizes
 capped at 16 M activation elements, each checked to be served by a default-set merged instance.
-usage: python benchmarks/make_halo_merged_suite.py OP COUNT >> SUITE.jsonl
+With ``--cube``: 3-D 3×3×3 problems (depth 2-8) with 8 or 16 channels per group, for the 27-tap tiles.
+usage: python benchmarks/make_halo_merged_suite.py OP COUNT [--cube] >> SUITE.jsonl
 """
 
 import json
@@ -16,7 +17,7 @@ from ckcore import Registry
 
 
 def main():
-    op, count = sys.argv[1], int(sys.argv[2])
+    op, count, cube = sys.argv[1], int(sys.argv[2]), "--cube" in sys.argv
     reg = Registry("sm_90", interpret=False)
     reg.declare(op, "default")
     merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.key.groups_per_block > 1]
@@ -29,13 +30,15 @@ def main():
         n = int(rng.choice([1, 2, 4, 8, 16, 32]))
         hw = int(rng.choice([7, 12, 14, 19, 28, 35, 56]))
         w = hw if rng.random() < 0.7 else int(rng.integers(6, 60))
-        three_d = rng.random() < 0.125
-        spatial = [int(rng.integers(2, 6)), hw, w] if three_d else [hw, w]
+        three_d = cube or rng.random() < 0.125
+        if cube and cg == 4:
+            continue
+        spatial = [int(rng.integers(2, 9)), hw, w] if three_d else [hw, w]
         if n * g * max(cg, kg) * int(np.prod(spatial)) > 16 << 20 or kg < 2:
             continue
         fields = dict(ndim=len(spatial), N=n, G=g, C=g * cg, K=g * kg, spatial=spatial,
-                      filter=[1, 3, 3] if three_d else [3, 3], stride=[1] * len(spatial),
-                      pad=[0, 1, 1] if three_d else [1, 1], dilation=[1] * len(spatial),
+                      filter=[3, 3, 3] if cube else [1, 3, 3] if three_d else [3, 3], stride=[1] * len(spatial),
+                      pad=[1, 1, 1] if cube else [0, 1, 1] if three_d else [1, 1], dilation=[1] * len(spatial),
                       dtype=str(rng.choice(["fp16", "bf16"])), layout="ndhwgc" if three_d else "nhwgc")
         p = reg.problem(op, **fields)
         if p.name in seen or not any(reg.family(i).supports(i.key, p) is None for i in merged):

@@ -150,6 +150,9 @@ GPU_CASES = {
     "merged_cg4_kg8": case(2, 2, 16, 64, 128, (10, 9), 3, pad=1),
     "merged_switches": case(2, 6, 32, 256, 256, (24, 24), 3, pad=1),
     "merged_conv3d": case(3, 2, 8, 128, 128, (3, 6, 7), (1, 3, 3), pad=(0, 1, 1)),
+    # 3×3×3 filters (27 resident taps): 8 and 16 channels per group
+    "merged_conv3d_27_cg8": case(3, 2, 8, 64, 64, (4, 6, 7), 3, pad=1),
+    "merged_conv3d_27_cg16": case(3, 1, 4, 64, 64, (3, 5, 9), 3, pad=1),
 }
 
 
