@@ -13,7 +13,10 @@ may itself be a halo instance), then a summary per direction: geomean over the r
 default TMA instance's time, the pick's and cuDNN's, each over the best halo time (times that
 failed their check left out).
 
+With ``--instances RE`` only the halo instances whose names match RE run, and ``--no-tma`` leaves
+out the TMA group.
 usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data,bwd_weight] [--names RE]
+             [--instances RE] [--no-tma]
 """
 
 import argparse
@@ -40,6 +43,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--ops", default="fwd,bwd_data")
     ap.add_argument("--names", default=".")
+    ap.add_argument("--instances", default=".")
+    ap.add_argument("--no-tma", action="store_true")
     ap.add_argument("--suite", default="benchmarks/suites/conv.jsonl")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
@@ -53,10 +58,10 @@ def main():
             reg.declare(op, "full")
             picker.declare(op, "default")
             spec = reg.catalog.op(op)
-            halo = [i for i in reg.of_op(op) if i.family.startswith("conv_halo")]
+            halo = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and re.search(args.instances, i.name)]
             default = {k.name for f in reg.catalog.families.values() if f.op == op and f.name.startswith("conv_tma")
                        for k in f.kernel_sets()["default"](reg.arch)}
-            tma = [i for i in reg.of_op(op) if i.name in default]
+            tma = [] if args.no_tma else [i for i in reg.of_op(op) if i.name in default]
             reg.build(instances=[i for i in halo + tma if i.key.dtype.value in ("bf16", "fp16")], progress=False)
             for row in rows:
                 if not re.search(args.names, row["name"]):

@@ -56,6 +56,9 @@ __all__ = ["ConvHaloKey", "ConvHaloFwdKey", "ConvHaloBwdDataKey", "ConvHaloFwd",
 #: family, the grid does not see the device). One program an SM: the 64-channel tiles' shared
 #: memory (140-214 KB) leaves no room for a second; the 32-channel ones (54-77 KB) would have room.
 SM_COUNT = 132
+#: Shared memory the driver reserves per block on sm_90 (Nsight Compute's "Driver Shared Memory Per
+#: Block", 1 KB), which counts against an SM's capacity once per resident program.
+DRIVER_SMEM = 1024
 
 
 def pow2_ceil(n: int) -> int:
@@ -134,6 +137,9 @@ class ConvHaloKey(HaloKeyBase):
         ``w`` with pointer loads when the tile's group block changes; ``gpb`` × the reduction
         channels and × the output channels per group each fit one tile. The MMAs issue ``gpb``
         times the useful multiply-adds.
+    :ivar programs_per_sm: persistent programs per SM (``_o<n>`` in the name when above 1): the
+        grid is ``programs_per_sm`` × :data:`SM_COUNT` programs, so that where the shared memory
+        of two fits an SM, one program's waits (TMA loads, MMAs) overlap the other's work.
     """
 
     direction: ClassVar[str] = ""
@@ -143,6 +149,7 @@ class ConvHaloKey(HaloKeyBase):
     taps_h: int = attrs.field(default=3, validator=int_in(2, 15))
     max_taps: int = attrs.field(default=9, validator=int_in(1, 64))
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
+    programs_per_sm: int = attrs.field(default=1, validator=int_in(1, 2))
 
     @property
     def block_k(self) -> int:
@@ -187,7 +194,8 @@ class ConvHaloKey(HaloKeyBase):
     def name(self) -> str:
         return (f"conv_halo_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
                 f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}_m{self.max_taps}"
-                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else "")
+                + (f"_o{self.programs_per_sm}" if self.programs_per_sm > 1 else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -268,6 +276,9 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
         if smem > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem} B (halo ring, resident filter, output tile) > "
                            f"{arch.smem_per_block_bytes} B")
+        elif key.programs_per_sm * (smem + DRIVER_SMEM) > arch.smem_per_sm_bytes:
+            reasons.append(f"programs_per_sm {key.programs_per_sm} x (shared memory {smem} B + {DRIVER_SMEM} B the "
+                           f"driver reserves) > {arch.smem_per_sm_bytes} B an SM")
         return reasons
 
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
@@ -295,9 +306,9 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
                         f"of block_k {key.block_k} (a narrower tile or more groups per block serves it)")
         if red > key.block_k:
             return f"{field}={red} reduction channels per group > block_k {key.block_k} (one channel block)"
-        tiles = self.tiles(key, p)
-        if tiles * SM_COUNT >= 2**31:
-            return f"{tiles} tiles: the programs' 32-bit tile arithmetic (tiles x {SM_COUNT}) would overflow"
+        tiles, programs = self.tiles(key, p), SM_COUNT * key.programs_per_sm
+        if tiles * programs >= 2**31:
+            return f"{tiles} tiles: the programs' 32-bit tile arithmetic (tiles x {programs}) would overflow"
         return None
 
     def descriptor_blocks(self, key: ConvHaloKey) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -332,7 +343,7 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
                 * math.ceil(gpb * g["COLS"] / key.block_n) * (p.G // gpb))
 
     def grid(self, key: ConvHaloKey, p: ConvProblem) -> tuple[int, int, int]:
-        return (min(SM_COUNT, self.tiles(key, p)), 1, 1)
+        return (min(SM_COUNT * key.programs_per_sm, self.tiles(key, p)), 1, 1)
 
     def kernel_sets(self):
         from . import sets

@@ -233,15 +233,17 @@ _HALO_MERGED = [(bh, bw, bn, st, gpb) for bh, bw in ((16, 8), (8, 8), (8, 16)) f
 def halo_set(family, arch: ArchSpec, full: bool) -> list:
     """The halo family's instances valid on ``arch``: :data:`_HALO` and :data:`_HALO_MERGED_DEFAULT`
     (up to 9 taps), and with ``full`` :data:`_HALO_FULL`, :data:`_HALO_MERGED` (9) and
-    :data:`_HALO_MERGED_27` (27), for fp16 and bf16, 3-row filters at dilation 1."""
+    :data:`_HALO_MERGED_27` (27), and the default tiles' twins of two programs an SM where their
+    shared memory fits, for fp16 and bf16, 3-row filters at dilation 1."""
     keys = []
     tiles = [(*t, 1, 9) for t in _HALO] + [(*t, 9) for t in _HALO_MERGED_DEFAULT]
+    twins = [(t, 2) for t in tiles] if full else []  # two programs an SM, where their shared memory fits
     if full:
         tiles += [(*t, 1, 9) for t in _HALO_FULL] + [(*t, 9) for t in _HALO_MERGED] + [(*t, 27) for t in _HALO_MERGED_27]
     for dtype in (DType.FP16, DType.BF16):
-        for bh, bw, bn, st, gpb, taps in tiles:
+        for (bh, bw, bn, st, gpb, taps), pps in [(t, 1) for t in tiles] + twins:
             key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st, groups_per_block=gpb,
-                                 max_taps=taps)
+                                 max_taps=taps, programs_per_sm=pps)
             if key not in keys and not family.check(key, arch):
                 keys.append(key)
     return keys
