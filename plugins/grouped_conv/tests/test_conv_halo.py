@@ -228,39 +228,6 @@ def test_wgrad_supports_refuses(reg, change, words):
     assert why and words in why, why
 
 
-MERGED = case(2, 2, 32, 128, 128, (13, 11), 3, pad=1)  # 4 channels per group
-
-
-@pytest.mark.parametrize("gpb, change, words", [
-    (8, dict(G=20, C=80, K=80), "multiple of groups_per_block"), (16, {}, "block_k"),
-    (8, dict(K=256), "block_n"), (2, dict(G=64, C=128, K=128), "groups_per_block 2 * Cg * 2 B % 16"),
-    (4, {}, "at most half"),
-])
-def test_merged_supports_refuses(reg, gpb, change, words):
-    """Merged groups: G a multiple of groups_per_block, whose channels fit one tile each way,
-    and descriptor strides of 16 bytes (gpb · channels per group)."""
-    fam = reg.catalog.families["conv_halo_fwd"]
-    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, groups_per_block=gpb)
-    ok = fam.supports(key, _problem(reg, "grouped_conv_fwd", MERGED))
-    why = fam.supports(key, _problem(reg, "grouped_conv_fwd", {**MERGED, **change}))
-    assert why and words in why, (ok, why)
-
-
-@pytest.mark.parametrize("op", sorted(FAMILIES))
-def test_merged_compiles_for_sm90(reg, op):
-    """A merged-group key (no filter descriptor: the block-diagonal filter is gathered with
-    pointer loads) compiles for sm_90a with the signature's parameters; the tiles cover G / gpb
-    group blocks."""
-    fam = reg.catalog.families[FAMILIES[op]]
-    key = fam.key_cls(dtype="bf16", block_h=8, block_w=8, block_n=32, num_stages=4, groups_per_block=8)
-    assert "filt" not in fam.signature(key) and key.name.endswith("_gpb8")
-    assert fam.tiles(key, _problem(reg, op, MERGED)) == 2 * 2 * 2 * 4
-    inst = reg.add(fam.name, key)
-    report = reg.build(max_workers=1, progress=False, instances=[inst])
-    assert not report.failed, report.failed
-    assert kernel_parameters(reg.job(inst).source, inst.name) == list(fam.signature(key))
-
-
 @pytest.mark.parametrize("change, words", [
     (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_m=128), "block_m"), (dict(block_h=32), "64 or 128 pixels"),
     (dict(block_n=128), "32-128 B"),
