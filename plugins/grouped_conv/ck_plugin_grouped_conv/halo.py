@@ -18,7 +18,8 @@ Here a program:
   operand: a view at an atom offset (Gluon's ``_reinterpret`` of one atom to the full tile;
   ``slice`` accepts only offsets that are multiples of the slice);
 - keeps the filter of its (group, column block), every tap, in shared memory while its tiles run;
-- is **persistent**: the grid is at most one program per SM, each takes a contiguous run of
+- is **persistent**: the grid is at most one program per SM (two with ``programs_per_sm = 2``),
+  each takes a contiguous run of
   tiles in (group, column block, output row, patch) order, and the halo loads of its next tile
   are in flight while it finishes and stores the current one (a ring of ``num_stages`` slots).
 
@@ -30,7 +31,8 @@ channels per group (C/G forward, K/G backward-data) at most ``block_k`` (one cha
 taps × ``block_n`` × ``block_k``), filter height ``taps_h`` and height dilation ``dil_h`` as the key
 fixes them (the row shifts are compile-time offsets), at most ``max_taps`` taps, and the TMA rules
 of the ``conv_tma`` families (16-byte aligned tensors and channel strides, 32-bit coordinates).
-Gluon kernels do not run in Triton's interpreter: the families are ``interpretable = False``; the
+With ``groups_per_block`` > 1 a tile serves that many consecutive groups with block-diagonal filter
+taps (ResNeXt's 4-16 channels per group; :class:`ConvHaloKey`). Gluon kernels do not run in Triton's interpreter: the families are ``interpretable = False``; the
 CPU tests compile them for sm_90a and their results are checked on the GPU (``gpu`` tests).
 """
 
@@ -53,8 +55,9 @@ __all__ = ["ConvHaloKey", "ConvHaloFwdKey", "ConvHaloBwdDataKey", "ConvHaloFwd",
            "halo_reason", "pow2_ceil"]
 
 #: Persistent programs at most: the H100 SXM's and H200's SMs (132; as the gemm plugin's persistent
-#: family, the grid does not see the device). One program an SM: the 64-channel tiles' shared
-#: memory (140-214 KB) leaves no room for a second; the 32-channel ones (54-77 KB) would have room.
+#: family, the grid does not see the device), times the key's ``programs_per_sm``: the 64-channel
+#: tiles' shared memory (140-214 KB) leaves no room for a second program; the 32-channel ones
+#: (54-113 KB) have room (``_o2`` keys).
 SM_COUNT = 132
 #: Shared memory the driver reserves per block on sm_90 (Nsight Compute's "Driver Shared Memory Per
 #: Block", 1 KB), which counts against an SM's capacity once per resident program.
