@@ -32,7 +32,7 @@ from ckcore.keys import int_in, power_of_two_in
 from .family import MAX_SPLIT_WORKSPACE, split_workspaces, tile_features
 from .halo import GluonTmaConv, HaloKeyBase, halo_reason, pow2_ceil
 from .problem import ConvProblem
-from .tma import ConvTmaBwdWeight, geometry
+from .tma import ConvTmaBwdWeight, dest_view, geometry, source_view
 
 __all__ = ["ConvHaloBwdWeightKey", "ConvHaloBwdWeight"]
 
@@ -48,6 +48,13 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     :ivar split_k: programs sharing one program's patches (fp32 partials summed in split order).
     :ivar num_stages: patch slots in the ring.
     :ivar taps_h, dil_h: the filter height and height dilation the kernel is compiled for.
+    :ivar groups_per_block: consecutive groups one program serves (``_gpb<n>`` in the name when
+        above 1), for few channels per group (ResNeXt's 4-16): the activations' descriptors are
+        viewed as [.., G / gpb, gpb · channels per group], so one dy box holds the ``gpb`` groups'
+        output channels and one x box their input channels; the MMAs compute every (output,
+        input) channel pair of the block and the store keeps the diagonal blocks (a group's
+        output channels against its own input channels). ``gpb`` × K/G fits ``block_m`` and
+        ``gpb`` × C/G fits ``block_n``; the MMAs issue ``gpb`` times the useful multiply-adds.
     """
 
     direction: ClassVar[str] = "bwd_weight"
@@ -56,6 +63,7 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
     num_stages: int = attrs.field(default=4, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
+    groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
 
     @property
     def block_k(self) -> int:
@@ -84,7 +92,20 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     @property
     def name(self) -> str:
         return (f"conv_halo_bwd_weight_{self.dtype.value}_{self.block_h}x{self.block_w}_{self.block_m}x{self.block_n}"
-                f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}")
+                f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}"
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
+
+    @property
+    def split_levels(self) -> tuple[int, int]:
+        """(B, S / B) of the split sum (S = ``split_k``): at S >= 8 the splits form S / B groups
+        of B (B the least divisor of S with B² >= S), the last of each group to arrive sums its
+        group's partials and the last group sums the group sums (a serial chain of B + S / B
+        partials, not S); below 8, (S, 1): the last split sums them all."""
+        s = self.split_k
+        if s < 8:
+            return s, 1
+        b = next(d for d in range(2, s + 1) if s % d == 0 and d * d >= s)
+        return b, s // b
 
 
 class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
@@ -123,7 +144,7 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split); partials within
         :data:`.family.MAX_SPLIT_WORKSPACE` (their offsets are 32-bit); each split's share of the
         patches computable in 32 bits."""
-        why = halo_reason(key, p) or self._split_reason(key, p)
+        why = halo_reason(key, p) or self._merged_wgrad_reason(key, p) or self._split_reason(key, p)
         if why:
             return why
         if key.split_k > 1:
@@ -134,6 +155,25 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
             return f"{self._steps(key, p)} pixel patches: the splits' 32-bit shares would overflow"
         return None
 
+    @staticmethod
+    def _merged_wgrad_reason(key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
+        """Why merged groups (``groups_per_block`` > 1) cannot serve ``p``: G not a multiple of
+        them, their output channels beyond ``block_m`` or input channels beyond ``block_n``, or
+        a tile at most half full each way (a key with fewer groups serves it with less waste)."""
+        gpb = key.groups_per_block
+        if gpb == 1:
+            return None
+        if p.G % gpb:
+            return f"G={p.G} is not a multiple of groups_per_block={gpb}"
+        if gpb * p.Kg > key.block_m:
+            return f"groups_per_block {gpb} x Kg={p.Kg} output channels > block_m {key.block_m}"
+        if gpb * p.Cg > key.block_n:
+            return f"groups_per_block {gpb} x Cg={p.Cg} input channels > block_n {key.block_n}"
+        if 2 * gpb * p.Kg <= key.block_m and 2 * gpb * p.Cg <= key.block_n:
+            return (f"groups_per_block {gpb} x (Kg={p.Kg}, Cg={p.Cg}) fill at most half of the "
+                    f"{key.block_m}x{key.block_n} tile (more groups per block serve it)")
+        return None
+
     def descriptor_blocks(self, key: ConvHaloBwdWeightKey) -> dict[str, tuple[str, tuple[int, ...]]]:
         """``x_src`` (x) in boxes [1, block_h, block_w, 1, block_n], ``x_tail`` in [1, tail_h,
         block_w, 1, block_n] and ``dy_desc`` (dy) in [1, block_h, block_w, 1, block_m]."""
@@ -142,27 +182,31 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
                 "dy_desc": ("dy", (1, key.block_h, key.block_w, 1, key.block_m))}
 
     def _views(self, key, p: ConvProblem) -> dict[str, tuple[list[int], list[int]]]:
-        views = super()._views(key, p)
-        return {"x_src": views["x_desc"], "x_tail": views["x_desc"], "dy_desc": views["dy_desc"]}
+        g, gpb = geometry(self.direction, p), key.groups_per_block
+        x = source_view(g, p.G, gpb)
+        return {"x_src": x, "x_tail": x, "dy_desc": dest_view(g, p.G, gpb)}
 
     def template_values(self, key: ConvHaloBwdWeightKey) -> dict[str, Any]:
         """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
-        return {"pixels": key.block_k, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
+        return {"pixels": key.block_k, "levels": key.split_levels, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
                 "dy_ring_atoms": key.dy_ring_atoms, "x_ring_atoms": key.x_ring_atoms,
                 "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
                 "swizzle_x": key.block_n * key.dtype.itemsize}
 
     def grid(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
-        d3 = p.as_3d()
-        blocks = math.ceil(p.Kg / key.block_m) * math.ceil(p.Cg / key.block_n)
-        return (p.G * blocks * d3["filter"][0] * d3["filter"][2], key.split_k, 1)
+        d3, gpb = p.as_3d(), key.groups_per_block
+        blocks = math.ceil(gpb * p.Kg / key.block_m) * math.ceil(gpb * p.Cg / key.block_n)
+        return (p.G // gpb * blocks * d3["filter"][0] * d3["filter"][2], key.split_k, 1)
 
     def kernel_sets(self):
         from . import sets
 
         return {"default": lambda arch: [], "full": lambda arch: sets.halo_wgrad_set(self, arch)}
 
-    # features: the TMA backward-weight family's (patch, channel tiles, split, stages).
+    def features(self, key: ConvHaloBwdWeightKey) -> dict[str, float]:
+        """The TMA backward-weight family's (patch, channel tiles, split, stages) and
+        ``groups_per_block``."""
+        return {**super().features(key), "groups_per_block": float(key.groups_per_block)}
 
     def pair_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the channel tiles and patches; patches per

@@ -9,7 +9,8 @@ column blocks, partial patches, padding wider than the halo, a one-column filter
 depth taps (inside and outside the input), more tiles than programs (group switches and depth-row
 carries inside a program), and keys beyond the sets: a 5-row filter (25 resident taps) and height
 dilation 2 (a 4-row tail), and merged groups (4-16 channels per group, block-diagonal filters). The
-backward-weight family likewise, splits 1, 4 and 64."""
+backward-weight family likewise, splits 1, 4, 16 and 64 (the last two summed in two levels), merged
+groups included (the diagonal blocks of each group block's tile stored)."""
 
 import json
 
@@ -163,7 +164,7 @@ def gpu_reg(tmp_path_factory):
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("g")))
     for op in FAMILIES:
         r.declare(op, "full")
-    wgrad = [r.add(WGRAD, k) for k in r.catalog.families[WGRAD].kernel_sets()["full"](r.arch) if k.split_k in (1, 4, 64)]
+    wgrad = [r.add(WGRAD, k) for k in r.catalog.families[WGRAD].kernel_sets()["full"](r.arch) if k.split_k in WGRAD_SPLITS]
     r.build(progress=False, instances=[i for i in r.instances.values() if i.family in FAMILIES.values()] + wgrad)
     return r
 
@@ -188,6 +189,7 @@ def test_gpu_matches_reference(gpu_reg, op, name, dtype):
 # ---- conv_halo_bwd_weight (full set only: its data is not in the shipped model yet) ----
 
 WGRAD = "conv_halo_bwd_weight"
+WGRAD_SPLITS = (1, 4, 16, 64)  # the GPU tests': one-level sums (4) and two-level (16: 4 x 4, 64: 8 x 8)
 
 
 def _wgrad_key(**kw):
@@ -228,6 +230,39 @@ def test_wgrad_supports_refuses(reg, change, words):
     assert why and words in why, why
 
 
+@pytest.mark.parametrize("gpb, bn, change, words", [
+    (8, 32, dict(G=20, C=80, K=80), "multiple of groups_per_block"), (16, 32, {}, "block_n"),
+    (8, 32, dict(K=1024), "block_m"), (2, 64, dict(G=64, C=128, K=128), "groups_per_block 2 * Cg * 2 B % 16"),
+    (4, 64, {}, "at most half"),
+])
+def test_wgrad_merged_supports_refuses(reg, gpb, bn, change, words):
+    """Merged groups: G a multiple of groups_per_block, whose output channels fit block_m and
+    input channels block_n, 16-byte descriptor strides, a tile more than half full one way."""
+    fam = reg.catalog.families[WGRAD]
+    key = _wgrad_key(block_n=bn, groups_per_block=gpb)
+    ok = fam.supports(key, _problem(reg, "grouped_conv_bwd_weight", MERGED))
+    why = fam.supports(key, _problem(reg, "grouped_conv_bwd_weight", {**MERGED, **change}))
+    assert why and words in why, (ok, why)
+
+
+def test_wgrad_merged_compiles_for_sm90(tmp_path):
+    """A merged key whose 64 splits sum in two levels (8 groups of 8) compiles for sm_90a with
+    the signature's parameters; its grid has G / gpb group blocks, and its counters one per
+    group of splits and one per tile."""
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    fam = r.catalog.families[WGRAD]
+    key = _wgrad_key(split_k=64, groups_per_block=16, num_stages=3)
+    assert key.name.endswith("_k64_s3_t3d1_gpb16") and key.split_levels == (8, 8)
+    p = _problem(r, "grouped_conv_bwd_weight", case(2, 32, 32, 128, 128, (56, 56), 3, pad=1))
+    assert fam.supports(key, p) is None and fam.grid(key, p) == (2 * 3, 64, 1)
+    assert fam.workspaces(key, p)["counters"] == 4 * 6 * 65
+    inst = r.add(WGRAD, key)
+    report = r.build(max_workers=1, progress=False, instances=[inst])
+    assert not report.failed, report.failed
+    source = r.job(inst).source
+    assert kernel_parameters(source, inst.name) == list(fam.signature(key)) and "group = split // 8" in source
+
+
 @pytest.mark.parametrize("change, words", [
     (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_m=128), "block_m"), (dict(block_h=32), "64 or 128 pixels"),
     (dict(block_n=128), "32-128 B"),
@@ -265,13 +300,14 @@ def test_gpu_odd_keys_match_reference(gpu_reg, op, fields, problem):
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
-@pytest.mark.parametrize("name", sorted(n for n in GPU_CASES if not n.startswith("merged_cg4")))  # C/G 4: 8 B, no TMA stride
+@pytest.mark.parametrize("name", sorted(GPU_CASES))
 def test_wgrad_gpu_matches_reference(gpu_reg, name, dtype):
-    """Splits 1, 4 and 64 (where there are patches enough) of each patch and channel tile."""
+    """Splits 1, 4 (one-level sum), 16 and 64 (two levels; where there are patches enough) of each
+    patch, channel tile and merged-group count that supports the case."""
     op = "grouped_conv_bwd_weight"
     p = _problem(gpu_reg, op, GPU_CASES[name], dtype)
     fam = gpu_reg.catalog.families[WGRAD]
-    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and k.split_k in (1, 4, 64)]
+    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and k.split_k in WGRAD_SPLITS]
     insts = [gpu_reg.add(WGRAD, k) for k in keys if fam.supports(k, p) is None]
     assert insts
     for seed, inst in enumerate(insts):
