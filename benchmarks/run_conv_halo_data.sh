@@ -1,34 +1,38 @@
 #!/usr/bin/env bash
-# The halo families (conv_halo_fwd / conv_halo_bwd_data) on a 4-GPU machine (repository root;
-# results under OUT, packed into OUT/r.tgz), in two calls:
-#   data:  build both ops' default sets; GPUs 0-1: every pair of the forward problems the new
-#          instances serve (benchmarks/suites/tune_halo_fwd.jsonl, from
-#          benchmarks/new_instance_problems.py; SUITE=halo_merged: tune_halo_merged_OP.jsonl) into a new dataset, GPUs 2-3 the same for
-#          backward-data; the served problems' rows of the committed datasets replaced by the new
-#          ones (benchmarks/replace_problems.py) and both models retrained (`ckcore train`, into
-#          the plugin; copies of datasets and models under OUT);
-#   bench: the conv suite for both ops with this tree (GPUs 0-1) and with the plugins of .old.tgz
-#          (GPUs 2-3; `git archive REV plugins/grouped_conv plugins/depthwise | gzip`), at once.
-# usage: OUT=DIR [TUNE_S=200] [BENCH_S=240] bash benchmarks/run_conv_halo_data.sh data|bench [TAG]
+# The halo families (conv_halo_fwd / conv_halo_bwd_data / conv_halo_bwd_weight) on a 4-GPU machine
+# (repository root; results under OUT, packed into OUT/r.tgz), in two calls:
+#   data:  build the ops' default sets; for each op of OPS (default "fwd bwd_data"; the four GPUs
+#          shared out among them: two each, or all four for one op) every pair of the problems the
+#          new instances serve (benchmarks/suites/tune_${SUITE:-halo}_OP.jsonl, from
+#          benchmarks/new_instance_problems.py) into a new dataset, for at most TUNE_S seconds; the
+#          served problems' rows of the committed datasets replaced by the new ones
+#          (benchmarks/replace_problems.py) and the models retrained (`ckcore train`, into the
+#          plugin; copies of datasets and models under OUT);
+#   bench: the conv suite for each op with this tree and with the plugins of .old.tgz
+#          (`git archive REV plugins/grouped_conv plugins/depthwise | gzip`), all at once (two ops:
+#          this tree on GPUs 0-1, the old on 2-3; one op: GPU 0 and GPU 1).
+# usage: OUT=DIR [OPS="fwd bwd_data"] [SUITE=halo] [TUNE_S=200] [BENCH_S=240] bash benchmarks/run_conv_halo_data.sh data|bench [TAG]
 set -u
 step=$1
 shift
 source benchmarks/device_prologue.sh
 set +e
 mkdir -p "$out/models" "$out/datasets"
-for op in fwd bwd_data; do ckcore build grouped_conv_$op --workers 60 --json 2>&1 | tail -1 | cut -c1-200; done
+ops=(${OPS:-fwd bwd_data})
+for op in "${ops[@]}"; do ckcore build grouped_conv_$op --workers 60 --json 2>&1 | tail -1 | cut -c1-200; done
+if [ "${#ops[@]}" = 1 ]; then gpus=("0,1,2,3"); else gpus=("0,1" "2,3"); fi
 if [ "$step" = data ]; then
   pids=()
-  for pair in "fwd 0,1" "bwd_data 2,3"; do
-    set -- $pair
-    ckcore tune grouped_conv_$1 --suite benchmarks/suites/tune_${SUITE:-halo}_$1.jsonl --out "$out/datasets/new_$1.jsonl.gz" \
-      --devices $2 --max-seconds "${TUNE_S:-200}" 2> "$out/tune_$1.log" | tail -1 | cut -c1-300 &
+  for i in "${!ops[@]}"; do
+    op=${ops[$i]}
+    ckcore tune grouped_conv_$op --suite benchmarks/suites/tune_${SUITE:-halo}_$op.jsonl --out "$out/datasets/new_$op.jsonl.gz" \
+      --devices ${gpus[$i]} --max-seconds "${TUNE_S:-200}" 2> "$out/tune_$op.log" | tail -1 | cut -c1-300 &
     pids+=($!)
   done
   wait "${pids[@]}"
   rm -f "$out"/datasets/*.lock
   pids=()
-  for op in fwd bwd_data; do
+  for op in "${ops[@]}"; do
     d=benchmarks/datasets/grouped_conv_${op}_h200.jsonl.gz
     python3 benchmarks/replace_problems.py $d "$out/datasets/new_$op.jsonl.gz" --out /tmp/merged_$op.jsonl.gz | tail -1
     cp /tmp/merged_$op.jsonl.gz $d
@@ -38,7 +42,7 @@ if [ "$step" = data ]; then
     pids+=($!)
   done
   wait "${pids[@]}"
-  cp plugins/grouped_conv/ck_plugin_grouped_conv/models/grouped_conv_{fwd,bwd_data}_sm_90.* "$out/models/"
+  for op in "${ops[@]}"; do cp plugins/grouped_conv/ck_plugin_grouped_conv/models/grouped_conv_${op}_sm_90.* "$out/models/"; done
   cat "$out"/train_*.txt
 else
   mkdir -p .old
@@ -46,10 +50,12 @@ else
   old=$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise
   s=benchmarks/suites/conv.jsonl
   export BENCH_S=${BENCH_S:-240}
-  bench_op_on 0 grouped_conv_fwd $s "$out/bench_conv_fwd_halo_$tag.jsonl" new_fwd &
-  bench_op_on 1 grouped_conv_bwd_data $s "$out/bench_conv_bwd_data_halo_$tag.jsonl" new_bwd_data &
-  bench_op_on 2 grouped_conv_fwd $s "$out/bench_conv_fwd_base_$tag.jsonl" old_fwd "$old" &
-  bench_op_on 3 grouped_conv_bwd_data $s "$out/bench_conv_bwd_data_base_$tag.jsonl" old_bwd_data "$old" &
+  n=${#ops[@]}
+  for i in "${!ops[@]}"; do
+    op=${ops[$i]}
+    bench_op_on $i grouped_conv_$op $s "$out/bench_conv_${op}_halo_$tag.jsonl" new_$op &
+    bench_op_on $((i + n)) grouped_conv_$op $s "$out/bench_conv_${op}_base_$tag.jsonl" old_$op "$old" &
+  done
   wait
 fi
 cd "$out" && tar czf r.tgz --remove-files models datasets $(ls *.jsonl *.txt *.log 2>/dev/null)

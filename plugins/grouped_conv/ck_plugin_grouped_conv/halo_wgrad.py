@@ -201,7 +201,8 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
     def kernel_sets(self):
         from . import sets
 
-        return {"default": lambda arch: [], "full": lambda arch: sets.halo_wgrad_set(self, arch)}
+        return {"default": lambda arch: sets.halo_wgrad_set(self, arch, full=False),
+                "full": lambda arch: sets.halo_wgrad_set(self, arch, full=True)}
 
     def features(self, key: ConvHaloBwdWeightKey) -> dict[str, float]:
         """The TMA backward-weight family's (patch, channel tiles, split, stages) and

@@ -249,14 +249,16 @@ def halo_set(family, arch: ArchSpec, full: bool) -> list:
     return keys
 
 
-def halo_wgrad_set(family, arch: ArchSpec) -> list:
-    """The halo backward-weight family's instances (full set only until its data is measured):
-    fp16 and bf16 × patches 16x8 and 8x8 × 64 output by 64 or 32 input channels × splits 1-64 ×
-    1-16 groups a program (``groups_per_block``), four stages (three where four do not fit)."""
+def halo_wgrad_set(family, arch: ArchSpec, full: bool) -> list:
+    """The halo backward-weight family's instances: fp16 and bf16 × patches 16x8 and 8x8 × 64
+    output by 64 or 32 input channels × splits 1-32 (``full``: 1-64) × 1-16 groups a program
+    (``groups_per_block``), four stages (three where four do not fit). The best split moves with
+    the problem from 1 to 32 (H100, twenty-ninth session, ``halo_wgrad_probe2_s29_h100.jsonl``):
+    the model picks it."""
     keys = []
+    splits = (1, 2, 4, 8, 16, 32, 64) if full else (1, 2, 4, 8, 16, 32)
     for dtype in (DType.FP16, DType.BF16):
-        for (bh, bw), bn, split, gpb in itertools.product(((16, 8), (8, 8)), (64, 32), (1, 2, 4, 8, 16, 32, 64),
-                                                          (1, 2, 4, 8, 16)):
+        for (bh, bw), bn, split, gpb in itertools.product(((16, 8), (8, 8)), (64, 32), splits, (1, 2, 4, 8, 16)):
             for stages in (4, 3):
                 key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_m=64, block_n=bn, split_k=split,
                                      num_stages=stages, groups_per_block=gpb)
