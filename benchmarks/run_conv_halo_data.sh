@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The halo families (conv_halo_fwd / conv_halo_bwd_data / conv_halo_bwd_weight) on a 4-GPU machine
+# The halo families (conv_halo_fwd / conv_halo_bwd_data / conv_halo_bwd_weight) on a 4-GPU machine (2 for one op)
 # (repository root; results under OUT, packed into OUT/r.tgz), in two calls:
 #   data:  build the ops' default sets; for each op of OPS (default "fwd bwd_data"; the four GPUs
-#          shared out among them: two each, or all four for one op) every pair of the problems the
+#          shared out among them: two each, or every GPU of the machine for one op) every pair of the problems the
 #          new instances serve (benchmarks/suites/tune_${SUITE:-halo}_OP.jsonl, from
 #          benchmarks/new_instance_problems.py) into a new dataset, for at most TUNE_S seconds; the
 #          served problems' rows of the committed datasets replaced by the new ones
@@ -11,7 +11,7 @@
 #   bench: the conv suite for each op with this tree and with the plugins of .old.tgz
 #          (`git archive REV plugins/grouped_conv plugins/depthwise | gzip`), all at once (two ops:
 #          this tree on GPUs 0-1, the old on 2-3; one op: GPU 0 and GPU 1).
-# usage: OUT=DIR [OPS="fwd bwd_data"] [SUITE=halo] [TUNE_S=200] [BENCH_S=240] bash benchmarks/run_conv_halo_data.sh data|bench [TAG]
+# usage: OUT=DIR [OPS="fwd bwd_data"] [SUITE=halo] [TUNE_S=200] [BENCH_S=240] [BENCH_SUITE=benchmarks/suites/conv.jsonl] bash benchmarks/run_conv_halo_data.sh data|bench [TAG]
 set -u
 step=$1
 shift
@@ -20,7 +20,7 @@ set +e
 mkdir -p "$out/models" "$out/datasets"
 ops=(${OPS:-fwd bwd_data})
 for op in "${ops[@]}"; do ckcore build grouped_conv_$op --workers 60 --json 2>&1 | tail -1 | cut -c1-200; done
-if [ "${#ops[@]}" = 1 ]; then gpus=("0,1,2,3"); else gpus=("0,1" "2,3"); fi
+if [ "${#ops[@]}" = 1 ]; then gpus=("$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))"); else gpus=("0,1" "2,3"); fi
 if [ "$step" = data ]; then
   pids=()
   for i in "${!ops[@]}"; do
@@ -48,7 +48,7 @@ else
   mkdir -p .old
   tar xzf .old.tgz -C .old
   old=$PWD/.old/plugins/grouped_conv:$PWD/.old/plugins/depthwise
-  s=benchmarks/suites/conv.jsonl
+  s=${BENCH_SUITE:-benchmarks/suites/conv.jsonl}
   export BENCH_S=${BENCH_S:-240}
   n=${#ops[@]}
   for i in "${!ops[@]}"; do

@@ -186,7 +186,7 @@ def test_gpu_matches_reference(gpu_reg, op, name, dtype):
         assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
 
 
-# ---- conv_halo_bwd_weight (full set only: its data is not in the shipped model yet) ----
+# ---- conv_halo_bwd_weight ----
 
 WGRAD = "conv_halo_bwd_weight"
 WGRAD_SPLITS = (1, 4, 16, 64)  # the GPU tests': one-level sums (4) and two-level (16: 4 x 4, 64: 8 x 8)
@@ -198,11 +198,15 @@ def _wgrad_key(**kw):
     return ConvHaloBwdWeightKey(**{**dict(dtype="bf16", block_h=16, block_w=8, block_m=64, block_n=64, split_k=4), **kw})
 
 
-def test_wgrad_full_set_only(reg):
+def test_wgrad_sets(reg):
+    """Default: splits 1-32 of both patches and channel tiles, every merged-group count; full adds
+    64 splits."""
     fam = reg.catalog.families[WGRAD]
-    assert fam.kernel_sets()["default"](reg.arch) == []
-    keys = fam.kernel_sets()["full"](reg.arch)
-    assert {k.block_n for k in keys} == {32, 64} and {k.split_k for k in keys} == {1, 2, 4, 8, 16, 32, 64}
+    default, full = (fam.kernel_sets()[s](reg.arch) for s in ("default", "full"))
+    for keys, splits in ((default, {1, 2, 4, 8, 16, 32}), (full, {1, 2, 4, 8, 16, 32, 64})):
+        assert {k.block_n for k in keys} == {32, 64} and {k.split_k for k in keys} == splits
+        assert {k.groups_per_block for k in keys} == {1, 2, 4, 8, 16} and {k.dtype.value for k in keys} == {"fp16", "bf16"}
+    assert set(default) < set(full)
 
 
 def test_wgrad_compiles_for_sm90(tmp_path):
