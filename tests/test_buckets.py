@@ -1,12 +1,13 @@
 """Selection checks only the instances of the problem's bucket (dtype and layout for gemm; for
 conv also whether G = 1 and whether C/G = 1, which the filter-row, pointwise and depthwise
+families name, whether every stride is 1 and the filter height, which the stride-1 and halo
 families name): the candidates are exactly those whose ``supports`` accepts the problem, and every other
 instance is rejected with its family's reason, computed when read."""
 
 import pytest
 
 from ckcore import Registry, Settings
-from ckcore.errors import NoKernelFound
+from ckcore.errors import InvalidKernelKey, NoKernelFound
 from ckcore.registry import bucket_matches
 
 GEMM = [dict(M=40, N=24, K=56, dtype="bf16", layout="crr"), dict(M=1, N=4096, K=4096, dtype="fp16", layout="rcr"),
@@ -20,23 +21,36 @@ CONV = [dict(ndim=2, N=2, G=4, C=16, K=16, spatial=[9, 8], filter=[3, 3], stride
         dict(ndim=2, N=2, G=16, C=16, K=32, spatial=[9, 8], filter=[3, 3], stride=[1, 1], pad=[1, 1], dilation=[1, 1],
              dtype="fp16", layout="nhwgc"),
         dict(ndim=2, N=2, G=1, C=32, K=16, spatial=[9, 8], filter=[1, 1], stride=[1, 1], pad=[0, 0], dilation=[1, 1],
-             dtype="bf16", layout="nhwgc")]
+             dtype="bf16", layout="nhwgc"),
+        # stride 2 (the stride-1-only families' facet) and a 5-row filter (the halo families')
+        dict(ndim=2, N=2, G=2, C=32, K=32, spatial=[12, 10], filter=[3, 3], stride=[2, 2], pad=[1, 1], dilation=[1, 1],
+             dtype="bf16", layout="nhwgc"),
+        dict(ndim=2, N=2, G=2, C=32, K=32, spatial=[12, 10], filter=[5, 5], stride=[1, 1], pad=[2, 2], dilation=[1, 1],
+             dtype="fp16", layout="nhwgc")]
+CONV_OPS = ("grouped_conv_fwd", "grouped_conv_bwd_data", "grouped_conv_bwd_weight")
 
 
 @pytest.fixture(scope="module")
 def reg(tmp_path_factory):
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("c"), heuristic="rules"))
-    for op in ("gemm", "grouped_conv_fwd"):
+    for op in ("gemm",) + CONV_OPS:
         r.declare(op, "default")
     return r
 
 
-@pytest.mark.parametrize("op,fields", [("gemm", f) for f in GEMM] + [("grouped_conv_fwd", f) for f in CONV])
+@pytest.mark.parametrize("op,fields", [("gemm", f) for f in GEMM] + [(op, f) for op in CONV_OPS for f in CONV])
 def test_candidates_are_exactly_the_supporting_instances(reg, op, fields):
     p = reg.problem(op, **fields)
     cands, rejected = reg.candidates(p)
     every = reg.of_op(op)
-    brute = {i.name for i in every if reg._rejection(i, reg.family(i), p) is None}
+    brute = set()
+    for inst in every:
+        try:  # the variant a family derives for p (conv_row's pairs); an invalid one is rejected
+            run = reg.specialized(inst, p)
+        except InvalidKernelKey:
+            continue
+        if reg._rejection(run, reg.family(run), p) is None:
+            brute.add(run.name)
     assert {c.instance.name for c in cands} == brute
     assert len(rejected) == len(every) - len(brute) == len(dict(rejected))
     other = [i for i in every if not bucket_matches(reg.family(i).bucket(i.key), reg.catalog.op(op).bucket(p))]
@@ -67,7 +81,7 @@ def test_bucket_matching():
     assert bucket_matches("x", "x") and not bucket_matches("x", "y") and not bucket_matches(("x",), "x")
 
 
-@pytest.mark.parametrize("fields", CONV[2:], ids=["depthwise", "one_group"])
+@pytest.mark.parametrize("fields", CONV[2:4], ids=["depthwise", "one_group"])
 def test_facets_skip_families_that_cannot_serve(reg, fields):
     """A depthwise problem skips the filter-row and pointwise families (G = 1 only); a G = 1
     problem with C/G > 1 skips the depthwise families."""
@@ -78,3 +92,26 @@ def test_facets_skip_families_that_cannot_serve(reg, fields):
         assert not any(f.startswith("dw_") for f in families) and "conv_row_fwd" in families
     else:
         assert any(f.startswith("dw_") for f in families) and not any(f.startswith(("pw_", "conv_row")) for f in families)
+
+
+@pytest.mark.parametrize("op", CONV_OPS)
+def test_stride_and_filter_height_facets(reg, op):
+    """A stride-2 problem skips the halo families (and backward-data's TMA kernels, the forward
+    TMA kernels without row phases); a 5-row filter skips the 3-row halo kernels; a stride-1
+    3-row problem checks them."""
+    strided, five, three = (reg.problem(op, **f) for f in (CONV[4], CONV[5], CONV[0]))
+    spec = reg.catalog.op(op)
+
+    def families(p):
+        return {i.family for i in reg._bucket_groups(op, spec.bucket(p))[0]}
+
+    halo = {"grouped_conv_fwd": "conv_halo_fwd", "grouped_conv_bwd_data": "conv_halo_bwd_data",
+            "grouped_conv_bwd_weight": "conv_halo_bwd_weight"}[op]
+    assert halo not in families(strided) and halo not in families(five) and halo in families(three)
+    tma = {i.name for i in reg._bucket_groups(op, spec.bucket(strided))[0] if i.family.startswith("conv_tma")}
+    if op == "grouped_conv_bwd_data":
+        assert not tma
+    elif op == "grouped_conv_fwd":
+        assert tma and all("_ph" in name for name in tma)
+    else:
+        assert tma

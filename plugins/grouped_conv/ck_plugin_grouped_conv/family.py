@@ -211,7 +211,10 @@ class ConvFamily(KernelFamily):
         raise NotImplementedError
 
     def bucket(self, key: ConvKey):
-        """(dtype, channels-last): ``supports`` rejects every problem of another."""
+        """(dtype, channels-last): ``supports`` rejects every problem of another; backward-data
+        ``unit_stride`` keys add stride 1 (the conv op's ``bucket``)."""
+        if getattr(key, "unit_stride", False):
+            return key.dtype, key.channels_last, None, None, True
         return key.dtype, key.channels_last
 
     def supports(self, key: ConvKey, p: ConvProblem) -> str | None:

@@ -284,6 +284,11 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
                            f"driver reserves) > {arch.smem_per_sm_bytes} B an SM")
         return reasons
 
+    def bucket(self, key: ConvHaloKey):
+        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
+        op's ``bucket`` (:func:`halo_reason` rejects every other problem)."""
+        return key.dtype, True, None, None, True, key.taps_h
+
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`halo_reason`, at most ``max_taps`` taps, the
         reduction channels per group (C/G forward, K/G backward-data) within one ``block_k``

@@ -138,6 +138,11 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
             reasons.append(f"shared memory {smem} B (dy and x rings) > {arch.smem_per_block_bytes} B")
         return reasons
 
+    def bucket(self, key: ConvHaloBwdWeightKey):
+        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
+        op's ``bucket`` (:func:`.halo.halo_reason` rejects every other problem)."""
+        return key.dtype, True, None, None, True, key.taps_h
+
     def supports(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`.halo.halo_reason`; the split of the TMA
         backward-weight family (no more splits than patches, at most

@@ -92,10 +92,15 @@ class ConvOperator(Operator):
                                      op=self.name) from None
 
     def bucket(self, problem: ConvProblem):
-        """(dtype, channels-last, one group, one input channel per group): the implicit-GEMM
-        families' ``bucket`` names the first two, the filter-row and pointwise ones the third
-        (G = 1), the depthwise ones the fourth (C/G = 1)."""
-        return problem.dtype, problem.layout.channels_last, problem.G == 1, problem.Cg == 1
+        """(dtype, channels-last, one group, one input channel per group, every stride 1, filter
+        height): the implicit-GEMM families' ``bucket`` names the first two, the filter-row and
+        pointwise ones the third (G = 1), the depthwise ones the fourth (C/G = 1), the
+        stride-1-only ones (backward-data's TMA and ``unit_stride`` kernels, the TMA forward
+        kernels without row phases, the halo families) the fifth (the TMA ``phases`` kernels:
+        not stride 1), the halo families, compiled for one filter height, the sixth (the filter
+        height of the problem padded to 3-D: 1 for 1-D problems)."""
+        return (problem.dtype, problem.layout.channels_last, problem.G == 1, problem.Cg == 1,
+                all(s == 1 for s in problem.stride), problem.as_3d()["filter"][1])
 
     def staging(self, problem: ConvProblem) -> Staging | None:
         """The channels-last twin of a channels-first (contiguous, PyTorch's default memory

@@ -243,7 +243,12 @@ class ConvTmaFamily(KernelFamily):
         return reasons
 
     def bucket(self, key: ConvTmaKey):
-        return key.dtype, True
+        """(dtype, channels-last) of the conv op's ``bucket``, and for backward-data (stride 1
+        only) and forward (stride 1 without ``phases``, above 1 with them) whether every stride
+        is 1; backward-weight takes any stride."""
+        if self.direction == "bwd_weight":
+            return key.dtype, True
+        return key.dtype, True, None, None, self.direction == "bwd_data" or not getattr(key, "phases", False)
 
     def supports(self, key: ConvTmaKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p`` (dtype, layout, stride, alignment, 32-bit coordinates,
