@@ -34,8 +34,13 @@ if [ "$step" = data ]; then
   pids=()
   for op in "${ops[@]}"; do
     d=benchmarks/datasets/grouped_conv_${op}_h200.jsonl.gz
-    python3 benchmarks/replace_problems.py $d "$out/datasets/new_$op.jsonl.gz" --out /tmp/merged_$op.jsonl.gz | tail -1
-    cp /tmp/merged_$op.jsonl.gz $d
+    merged=$(mktemp -u --suffix=.jsonl.gz)  # a fresh name: a warm machine keeps the last call's files
+    if ! python3 benchmarks/replace_problems.py $d "$out/datasets/new_$op.jsonl.gz" --out "$merged" | tail -1 \
+        || [ ! -s "$merged" ]; then
+      echo "$op: merging the new rows failed: no training, the model stays the committed one"
+      continue
+    fi
+    cp "$merged" $d
     cp $d "$out/datasets/"
     (ckcore train grouped_conv_$op --data $d --out plugins/grouped_conv/ck_plugin_grouped_conv/models 2>&1 \
       | grep -v -i warn | tail -6 > "$out/train_$op.txt") &

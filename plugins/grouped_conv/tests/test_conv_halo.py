@@ -223,6 +223,31 @@ def test_wgrad_compiles_for_sm90(tmp_path):
         assert meta["shared"] <= inst.key.smem_bytes() <= r.arch.smem_per_block_bytes and meta["num_warps"] == 4
 
 
+def test_no_serialised_warpgroup_mmas(tmp_path):
+    """ptxas keeps the warpgroup MMAs of every halo loop asynchronous: with accumulators' MMAs
+    still in flight across a loop's back edge it serialises every one of them (warning C7515;
+    the backward-weight kernels ran so until the twenty-ninth session). A forward and a
+    backward-data default key, and backward-weight keys with one- and two-level split sums,
+    merged groups too (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
+    import subprocess
+
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    insts = [r.add(FAMILIES[op], r.catalog.families[FAMILIES[op]].key_cls(dtype="bf16", block_h=16, block_w=8, block_n=64,
+                                                                         num_stages=6, groups_per_block=8))
+             for op in sorted(FAMILIES)]
+    insts += [r.add(WGRAD, _wgrad_key(split_k=4, block_n=32, groups_per_block=8)),
+              r.add(WGRAD, _wgrad_key(split_k=16, num_stages=3))]
+    report = r.build(max_workers=1, progress=False, instances=insts)
+    assert not report.failed, report.failed
+    for inst in insts:
+        ptx = r.cache.lookup(r.fingerprint(inst)).files["kernel.ptx"]
+        out = subprocess.run([get_ptxas(90).path, "-arch=sm_90a", "-v", str(ptx), "-o", str(tmp_path / "k.cubin")],
+                             capture_output=True, text=True, check=True)
+        assert "C7515" not in out.stderr and "serialized" not in out.stderr, (inst.name, out.stderr[:400])
+
+
 @pytest.mark.parametrize("change, words", [
     (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"), (dict(dilation=[2, 1]), "dilation"),
     (dict(C=24, K=24), "Cg * 2 B % 16"), (dict(N=1, spatial=[8, 8]), "fewer than split_k"),
