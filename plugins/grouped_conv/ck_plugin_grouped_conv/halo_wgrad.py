@@ -164,7 +164,8 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
     def _merged_wgrad_reason(key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
         """Why merged groups (``groups_per_block`` > 1) cannot serve ``p``: G not a multiple of
         them, their output channels beyond ``block_m`` or input channels beyond ``block_n``, or
-        a tile at most half full each way (a key with fewer groups serves it with less waste)."""
+        a tile at most half full each way. So a problem whose only fitting group count fills half a
+        tile (G = 2 or 6 with 4 channels per group) gets no halo key; other families serve it."""
         gpb = key.groups_per_block
         if gpb == 1:
             return None
@@ -176,7 +177,7 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
             return f"groups_per_block {gpb} x Cg={p.Cg} input channels > block_n {key.block_n}"
         if 2 * gpb * p.Kg <= key.block_m and 2 * gpb * p.Cg <= key.block_n:
             return (f"groups_per_block {gpb} x (Kg={p.Kg}, Cg={p.Cg}) fill at most half of the "
-                    f"{key.block_m}x{key.block_n} tile (more groups per block serve it)")
+                    f"{key.block_m}x{key.block_n} tile each way")
         return None
 
     def descriptor_blocks(self, key: ConvHaloBwdWeightKey) -> dict[str, tuple[str, tuple[int, ...]]]:
