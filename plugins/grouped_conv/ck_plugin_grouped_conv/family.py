@@ -106,6 +106,18 @@ def tile_features(programs: int, sm_count: int, k_steps: int, pad_waste: float, 
             "log_issued": math.log(2.0 * issued)}
 
 
+def split_levels(split_k: int) -> tuple[int, int]:
+    """(B, S / B) of a split sum over S = ``split_k`` partials (``conv_common.split_k_reduce`` and
+    the halo backward-weight kernel's): at S >= 8 the splits form S / B groups of B (B the least
+    divisor of S with B² >= S, e.g. 8 of 8 at 64), the last of each group to arrive sums its
+    group's partials and the last group sums the group sums (a serial chain of B + S / B
+    partials, not S); below 8, (S, 1): the last split sums them all."""
+    if split_k < 8:
+        return split_k, 1
+    b = next(d for d in range(2, split_k + 1) if split_k % d == 0 and d * d >= split_k)
+    return b, split_k // b
+
+
 def split_workspace_views(tensors: Mapping[str, Any]) -> tuple[Any, Any]:
     """The split-K workspaces a kernel takes (:func:`split_workspaces`, raw bytes from ckcore)
     viewed as its fp32 partial tiles and int32 arrival counters."""
@@ -176,7 +188,15 @@ def mma_tile_reasons(key, arch: ArchSpec, smem: int, *, accs: int = 1, smem_what
     return reasons
 
 
-class ConvFamily(KernelFamily):
+class SplitSumTemplate:
+    """Families whose templates sum split partials through ``conv_common.split_k_reduce``: the
+    template value ``split_levels`` (:func:`split_levels` of the key's ``split_k``)."""
+
+    def template_values(self, key) -> dict[str, Any]:
+        return {"split_levels": split_levels(getattr(key, "split_k", 1))}
+
+
+class ConvFamily(SplitSumTemplate, KernelFamily):
     """Shared behaviour of the three implicit-GEMM families."""
 
     direction: str

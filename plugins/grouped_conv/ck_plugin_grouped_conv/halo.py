@@ -216,7 +216,8 @@ class GluonTmaConv:
     interpretable) of one warpgroup, whose signature is the tensors' pointers (with a split, the
     fp32 partials and int32 counters), the integer arguments of :func:`.tma.geometry`, then host
     descriptors ``tensordesc<type[block],layout>`` with the default NVMMA layout, whose swizzle is
-    a box row (the templates' swizzle constants); no constexprs."""
+    a box row (the templates' swizzle constants); no constexprs; the bucket of stride 1 and the key's
+    filter height."""
 
     interpretable = False
 
@@ -249,6 +250,11 @@ class GluonTmaConv:
 
     def constexprs(self, key) -> dict[str, Any]:
         return {}
+
+    def bucket(self, key):
+        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
+        op's ``bucket`` (:func:`halo_reason` rejects every other problem)."""
+        return key.dtype, True, None, None, True, key.taps_h
 
     def compile_options(self, key) -> dict[str, Any]:
         return {"num_warps": 4}
@@ -283,11 +289,6 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
             reasons.append(f"programs_per_sm {key.programs_per_sm} x (shared memory {smem} B + {DRIVER_SMEM} B the "
                            f"driver reserves) > {arch.smem_per_sm_bytes} B an SM")
         return reasons
-
-    def bucket(self, key: ConvHaloKey):
-        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
-        op's ``bucket`` (:func:`halo_reason` rejects every other problem)."""
-        return key.dtype, True, None, None, True, key.taps_h
 
     def supports(self, key: ConvHaloKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`halo_reason`, at most ``max_taps`` taps, the

@@ -29,7 +29,7 @@ import attrs
 from ckcore.arch import ArchSpec
 from ckcore.keys import int_in, power_of_two_in
 
-from .family import MAX_SPLIT_WORKSPACE, split_workspaces, tile_features
+from .family import MAX_SPLIT_WORKSPACE, split_levels, split_workspaces, tile_features
 from .halo import GluonTmaConv, HaloKeyBase, halo_reason, pow2_ceil
 from .problem import ConvProblem
 from .tma import ConvTmaBwdWeight, dest_view, geometry, source_view
@@ -97,15 +97,8 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
 
     @property
     def split_levels(self) -> tuple[int, int]:
-        """(B, S / B) of the split sum (S = ``split_k``): at S >= 8 the splits form S / B groups
-        of B (B the least divisor of S with B² >= S), the last of each group to arrive sums its
-        group's partials and the last group sums the group sums (a serial chain of B + S / B
-        partials, not S); below 8, (S, 1): the last split sums them all."""
-        s = self.split_k
-        if s < 8:
-            return s, 1
-        b = next(d for d in range(2, s + 1) if s % d == 0 and d * d >= s)
-        return b, s // b
+        """(B, S / B) of the split sum (:func:`.family.split_levels`)."""
+        return split_levels(self.split_k)
 
 
 class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
@@ -137,11 +130,6 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         if smem > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem} B (dy and x rings) > {arch.smem_per_block_bytes} B")
         return reasons
-
-    def bucket(self, key: ConvHaloBwdWeightKey):
-        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
-        op's ``bucket`` (:func:`.halo.halo_reason` rejects every other problem)."""
-        return key.dtype, True, None, None, True, key.taps_h
 
     def supports(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
         """Why ``key`` cannot run ``p``: :func:`.halo.halo_reason`; the split of the TMA
@@ -194,7 +182,7 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
 
     def template_values(self, key: ConvHaloBwdWeightKey) -> dict[str, Any]:
         """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
-        return {"pixels": key.block_k, "levels": key.split_levels, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
+        return {"pixels": key.block_k, "split_levels": key.split_levels, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
                 "dy_ring_atoms": key.dy_ring_atoms, "x_ring_atoms": key.x_ring_atoms,
                 "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
                 "swizzle_x": key.block_n * key.dtype.itemsize}

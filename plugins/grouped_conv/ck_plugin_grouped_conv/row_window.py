@@ -30,7 +30,7 @@ from ckcore.arch import ArchSpec, DeviceSpec
 from ckcore.keys import boolean, enum_converter, int_in, member_of, power_of_two_in
 
 from .family import (grid_reason, int32_reason, int_args, mma_tile_reasons, pixel_split_reason,
-                     split_workspace_views, split_workspaces, tile_features)
+                     SplitSumTemplate, split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -117,7 +117,7 @@ def pairs_reason(p: ConvProblem, window: int) -> str | None:
     return None
 
 
-class ConvRowFamily(KernelFamily):
+class ConvRowFamily(SplitSumTemplate, KernelFamily):
     """Shared behaviour of the two filter-row families."""
 
     direction: str

@@ -39,7 +39,7 @@ from ckcore.tma import checked_views, host_descriptors
 
 from . import rules
 from .family import (MAX_UNSPLIT_REDUCTION, accumulator_reason, grid_reason, int32_reason, mma_tile_reasons, split_reason,
-                     split_workspace_views, split_workspaces, tile_features)
+                     SplitSumTemplate, split_workspace_views, split_workspaces, tile_features)
 from .keys import Access
 from .problem import ConvProblem
 
@@ -209,7 +209,7 @@ def dest_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[int
             [g["d_row"], g["d_h"], g["d_w"], gpb * g["COLS"], 1])
 
 
-class ConvTmaFamily(KernelFamily):
+class ConvTmaFamily(SplitSumTemplate, KernelFamily):
     """Shared behaviour of the TMA families."""
 
     direction: str
