@@ -14,16 +14,20 @@ default TMA instance's time, the pick's and cuDNN's, each over the best halo tim
 failed their check left out).
 
 With ``--instances RE`` only the halo instances whose names match RE run, and ``--no-tma`` leaves
-out the TMA group.
+out the TMA group. ``--evolve num_stages=2,4,8`` (repeatable: the product of every option's values)
+replaces each of them by its twins with those key fields (twins their family's check refuses, such as
+those whose shared memory does not fit, are left out), outside any kernel set.
 usage (GPU): python benchmarks/halo_probe.py OUT.jsonl [--ops fwd,bwd_data,bwd_weight] [--names RE]
-             [--instances RE] [--no-tma]
+             [--instances RE] [--no-tma] [--evolve FIELD=V,V ...]
 """
 
 import argparse
+import itertools
 import json
 import math
 import re
 
+import attrs
 import torch
 
 from ckcore import Registry
@@ -38,6 +42,20 @@ def _row_fields(row):
     return {k: v for k, v in row.items() if k not in ("op", "name")}
 
 
+def _twins(reg, halo, options):
+    """Each instance of ``halo`` with every combination of the ``FIELD=V1,V2`` options' integer
+    values that passes its family's check."""
+    fields = [(o.split("=")[0], [int(v) for v in o.split("=")[1].split(",")]) for o in options]
+    twins = {}
+    for inst in halo:
+        fam = reg.family(inst)
+        for values in itertools.product(*(vs for _, vs in fields)):
+            key = attrs.evolve(inst.key, **{f: v for (f, _), v in zip(fields, values)})
+            if not fam.check(key, reg.arch):
+                twins.setdefault(key.name, (fam.name, key))
+    return [reg.add(f, k) for f, k in twins.values()]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -46,6 +64,7 @@ def main():
     ap.add_argument("--instances", default=".")
     ap.add_argument("--no-tma", action="store_true")
     ap.add_argument("--suite", default="benchmarks/suites/conv.jsonl")
+    ap.add_argument("--evolve", action="append", default=[], help="FIELD=V1,V2: twins of the halo instances")
     args = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     reg = Registry("sm_90")
@@ -59,6 +78,8 @@ def main():
             picker.declare(op, "default")
             spec = reg.catalog.op(op)
             halo = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and re.search(args.instances, i.name)]
+            if args.evolve:
+                halo = _twins(reg, halo, args.evolve)
             default = {k.name for f in reg.catalog.families.values() if f.op == op and f.name.startswith("conv_tma")
                        for k in f.kernel_sets()["default"](reg.arch)}
             tma = [] if args.no_tma else [i for i in reg.of_op(op) if i.name in default]

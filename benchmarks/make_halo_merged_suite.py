@@ -5,7 +5,9 @@ session). Deterministic (seed 0): ``count`` problems per op, 2-D 3×3 (one in ei
 padding 1, fp16 / bf16 channels-last, G in 8-64 (a multiple of the merged tiles' groups), sizes
 capped at 16 M activation elements, each checked to be served by a default-set merged instance.
 With ``--cube``: 3-D 3×3×3 problems (depth 2-8) with 8 or 16 channels per group, for the 27-tap tiles.
-usage: python benchmarks/make_halo_merged_suite.py OP COUNT [--cube] >> SUITE.jsonl
+With ``--stride2`` (forward): height and width stride 2 (3-D: depth stride 1), even input sizes, 2-64
+channels per group, each served by a default-set row-phase instance (``_st2``; thirtieth session).
+usage: python benchmarks/make_halo_merged_suite.py OP COUNT [--cube | --stride2] >> SUITE.jsonl
 """
 
 import json
@@ -17,27 +19,31 @@ from ckcore import Registry
 
 
 def main():
-    op, count, cube = sys.argv[1], int(sys.argv[2]), "--cube" in sys.argv
+    op, count, cube, phases = sys.argv[1], int(sys.argv[2]), "--cube" in sys.argv, "--stride2" in sys.argv
     reg = Registry("sm_90", interpret=False)
     reg.declare(op, "default")
-    merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.key.groups_per_block > 1]
+    if phases:
+        merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.name.endswith("_st2")]
+    else:
+        merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.key.groups_per_block > 1]
     rng = np.random.default_rng(0)
     seen, out = set(), []
     while len(out) < count:
-        cg = int(rng.choice([4, 8, 16]))
+        cg = int(rng.choice([2, 4, 8, 16, 32, 64] if phases else [4, 8, 16]))
         kg = cg if rng.random() < 0.8 else int(rng.choice([cg // 2, cg * 2]))
-        g = int(rng.choice([8, 16, 32, 64]))
+        g = int(rng.choice([2, 4, 8, 16, 32, 64] if phases else [8, 16, 32, 64]))
         n = int(rng.choice([1, 2, 4, 8, 16, 32]))
-        hw = int(rng.choice([7, 12, 14, 19, 28, 35, 56]))
-        w = hw if rng.random() < 0.7 else int(rng.integers(6, 60))
+        hw = int(rng.choice([14, 24, 28, 38, 56, 112] if phases else [7, 12, 14, 19, 28, 35, 56]))
+        w = hw if rng.random() < 0.7 else int(rng.integers(6, 60)) // (2 if phases else 1) * (2 if phases else 1)
         three_d = cube or rng.random() < 0.125
         if cube and cg == 4:
             continue
         spatial = [int(rng.integers(2, 9)), hw, w] if three_d else [hw, w]
         if n * g * max(cg, kg) * int(np.prod(spatial)) > 16 << 20 or kg < 2:
             continue
+        stride = ([1, 2, 2] if three_d else [2, 2]) if phases else [1] * len(spatial)
         fields = dict(ndim=len(spatial), N=n, G=g, C=g * cg, K=g * kg, spatial=spatial,
-                      filter=[3, 3, 3] if cube else [1, 3, 3] if three_d else [3, 3], stride=[1] * len(spatial),
+                      filter=[3, 3, 3] if cube else [1, 3, 3] if three_d else [3, 3], stride=stride,
                       pad=[1, 1, 1] if cube else [0, 1, 1] if three_d else [1, 1], dilation=[1] * len(spatial),
                       dtype=str(rng.choice(["fp16", "bf16"])), layout="ndhwgc" if three_d else "nhwgc")
         p = reg.problem(op, **fields)

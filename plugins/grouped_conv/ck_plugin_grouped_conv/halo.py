@@ -78,9 +78,11 @@ def halo_reason(key, p: ConvProblem) -> str | None:
         return f"dtype {key.dtype.value} != {p.dtype.value}"
     if not p.layout.channels_last:
         return f"halo kernels are channels-last, layout {p.layout.value}"
-    if any(s != 1 for s in p.stride):
-        return f"halo kernels need stride 1 (stride {list(p.stride)})"
     d3 = p.as_3d()
+    stride = getattr(key, "stride", 1)
+    if tuple(d3["stride"]) != (1, stride, stride):
+        what = "stride 1" if stride == 1 else "depth stride 1, height and width stride 2"
+        return f"the kernel is compiled for {what} (stride {list(p.stride)})"
     if d3["filter"][1] != key.taps_h or d3["dilation"][1] != key.dil_h:
         return (f"filter height {d3['filter'][1]}, dilation {d3['dilation'][1]}: the kernel is compiled for "
                 f"{key.taps_h} rows at dilation {key.dil_h}")
@@ -92,7 +94,28 @@ def halo_reason(key, p: ConvProblem) -> str | None:
             merged = f"groups_per_block {gpb} * " if gpb > 1 else ""
             return (f"TMA needs {merged}{field} * {p.dtype.itemsize} B % 16 == 0 ({field}={getattr(p, field)}: "
                     "a descriptor stride)")
+    if stride > 1:
+        why = _phase_reason(key, p)
+        if why:
+            return why
     return int32_reason(p, "32-bit TMA coordinates")
+
+
+def _phase_reason(key, p: ConvProblem) -> str | None:
+    """What a row-phase (stride-2) key needs beyond :func:`halo_reason`'s: the input's row phases
+    (:func:`.tma.source_view`, H and W even), unit dilation, and a channel box of exactly
+    ``groups_per_block`` groups' C/G (in the phase view the channels of a row phase's two column
+    phases and all groups are one dimension: a wider box would read the next groups' channels)."""
+    d3 = p.as_3d()
+    (_, H, W), (_, dil_h, dil_w) = d3["spatial"], d3["dilation"]
+    if H % 2 or W % 2:
+        return f"row phases need an even input height and width (H={H}, W={W})"
+    if (dil_h, dil_w) != (1, 1):
+        return f"row-phase kernels take dilation 1 (dilation {list(p.dilation)})"
+    if key.groups_per_block * p.Cg != key.block_k:
+        return (f"row phases need groups_per_block {key.groups_per_block} x Cg={p.Cg} == block_k {key.block_k} "
+                "(the channel box is one block of groups)")
+    return None
 
 
 @attrs.frozen(kw_only=True)
@@ -143,6 +166,14 @@ class ConvHaloKey(HaloKeyBase):
     :ivar programs_per_sm: persistent programs per SM (``_o<n>`` in the name when above 1): the
         grid is ``programs_per_sm`` × :data:`SM_COUNT` programs, so that where the shared memory
         of two fits an SM, one program's waits (TMA loads, MMAs) overlap the other's work.
+    :ivar stride: the height and width stride the kernel is compiled for (``_st2`` in the name
+        when 2; forward, 3-row filters at dilation 1). With stride 2 the source descriptor is the
+        input's row phases (:func:`.tma.source_view`): output row oh, row tap fy reads input row
+        2·oh + fy - pad_h, i.e. row oh + q of phase a where fy - pad_h = 2·q + a. The even row
+        taps (0, 2) share a phase and read rows q and q + 1 of it, the odd tap (1) the other:
+        a halo is the even taps' ``block_h`` + 1 phase rows, then the odd tap's ``block_h``, each
+        row tap's operand a view at whole atoms, as at stride 1; a column tap picks its column
+        phase at run time (its box's channel offset).
     """
 
     direction: ClassVar[str] = ""
@@ -153,10 +184,25 @@ class ConvHaloKey(HaloKeyBase):
     max_taps: int = attrs.field(default=9, validator=int_in(1, 64))
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
     programs_per_sm: int = attrs.field(default=1, validator=int_in(1, 2))
+    stride: int = attrs.field(default=1, validator=int_in(1, 2))
 
     @property
     def block_k(self) -> int:
         return self.block_n
+
+    @property
+    def tail_h(self) -> int:
+        """Rows beyond the patch: stride 1, ``(taps_h - 1) · dil_h`` rounded up to a power of two;
+        stride 2 (3 rows, dilation 1), the one row the even row taps' phase holds beyond the patch."""
+        return 1 if self.stride == 2 else HaloKeyBase.tail_h.fget(self)
+
+    @property
+    def slot_atoms(self) -> int:
+        """8-row atoms of one halo: stride 1, the patch and its tail rows; stride 2, the even row
+        taps' phase (the patch and one row) and then the odd row tap's (the patch)."""
+        if self.stride == 2:
+            return (2 * self.block_h + self.tail_h) * self.block_w // 8
+        return HaloKeyBase.slot_atoms.fget(self)
 
     @property
     def block_m(self) -> int:
@@ -198,7 +244,8 @@ class ConvHaloKey(HaloKeyBase):
         return (f"conv_halo_{self.direction}_{self.dtype.value}_{self.block_h}x{self.block_w}x{self.block_n}"
                 f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}_m{self.max_taps}"
                 + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else "")
-                + (f"_o{self.programs_per_sm}" if self.programs_per_sm > 1 else ""))
+                + (f"_o{self.programs_per_sm}" if self.programs_per_sm > 1 else "")
+                + (f"_st{self.stride}" if self.stride > 1 else ""))
 
 
 @attrs.frozen(kw_only=True)
@@ -252,9 +299,10 @@ class GluonTmaConv:
         return {}
 
     def bucket(self, key):
-        """(dtype, channels-last, any G, any C/G, stride 1, the key's filter height) of the conv
-        op's ``bucket`` (:func:`halo_reason` rejects every other problem)."""
-        return key.dtype, True, None, None, True, key.taps_h
+        """(dtype, channels-last, any G, any C/G, whether every stride is 1 (the key's stride), the
+        key's filter height) of the conv op's ``bucket`` (:func:`halo_reason` rejects every other
+        problem)."""
+        return key.dtype, True, None, None, getattr(key, "stride", 1) == 1, key.taps_h
 
     def compile_options(self, key) -> dict[str, Any]:
         return {"num_warps": 4}
@@ -273,8 +321,12 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
 
     def check(self, key: ConvHaloKey, arch: ArchSpec) -> list[str]:
         """Static validity: TMA and warpgroup MMA, a 16-bit dtype, a patch of 64 or 128 pixels,
-        channel tiles of at most 128 bytes, and the shared memory within the block limit."""
+        channel tiles of at most 128 bytes, the shared memory within the block limit, and stride 2
+        only forward, for 3-row filters at dilation 1."""
         reasons = self.gluon_reasons(key, arch)
+        if key.stride == 2 and (self.direction != "fwd" or key.taps_h != 3 or key.dil_h != 1):
+            reasons.append(f"stride 2: forward kernels for 3-row filters at dilation 1 ({self.direction}, taps_h "
+                           f"{key.taps_h}, dil_h {key.dil_h})")
         if key.block_m not in (64, 128):
             reasons.append(f"block_h*block_w = {key.block_m}: one warpgroup's MMA tile of 64 or 128 rows")
         if key.block_k * key.dtype.itemsize > 128:
@@ -343,7 +395,8 @@ class ConvHaloFamily(GluonTmaConv, ConvTmaFamily):
         """The direction and the key's derived sizes (:class:`ConvHaloKey` properties)."""
         return {"direction": key.direction, "block_m": key.block_m, "block_k": key.block_k, "tail_h": key.tail_h,
                 "slot_atoms": key.slot_atoms, "tap_atoms": key.tap_atoms, "ring_atoms": key.ring_atoms,
-                "spill_taps": key.spill_taps, "filter_atoms": key.filter_atoms, "itemsize": key.dtype.itemsize, "swizzle": key.swizzle}
+                "spill_taps": key.spill_taps, "filter_atoms": key.filter_atoms, "itemsize": key.dtype.itemsize, "swizzle": key.swizzle,
+                "stride": key.stride}
 
     def tiles(self, key: ConvHaloKey, p: ConvProblem) -> int:
         """Output tiles: pixel patches × column blocks × group blocks (``groups_per_block``)."""

@@ -226,6 +226,11 @@ _HALO_MERGED_DEFAULT = [(16, 8, 64, 6, 16), (8, 16, 32, 6, 8), (16, 8, 64, 6, 8)
 # ResNeXt-3D's row took 59.4 µs forward against the grouped window's 64.9 (1.09x), and the model
 # retrained with them scored lower held-out (benchmarks/results/README.md).
 _HALO_MERGED_27 = [(16, 8, 32, 6, 4), (8, 16, 32, 6, 4), (8, 16, 32, 6, 2)]
+# Row phases (stride 2, forward), (block_h, block_w, block_n, num_stages, programs_per_sm) × 1-16
+# groups a tile (a key serves the C/G whose groups fill its channel box exactly): the three best of 29
+# on ResNeXt-50's stride-2 layer 2 (8 channels per group), 32.2-32.9 µs against cuDNN's 36.5 and the
+# default pick's 48.7, H200, thirtieth session (halo_phases_probe2_s30.jsonl).
+_HALO_PHASES_DEFAULT = [(8, 8, 64, 7, 1), (8, 8, 32, 6, 2), (8, 16, 32, 3, 2)]
 _HALO_MERGED = [(bh, bw, bn, st, gpb) for bh, bw in ((16, 8), (8, 8), (8, 16)) for bn in (32, 64) for st in (3, 4, 6)
                 for gpb in (2, 4, 8, 16)]
 
@@ -233,17 +238,21 @@ _HALO_MERGED = [(bh, bw, bn, st, gpb) for bh, bw in ((16, 8), (8, 8), (8, 16)) f
 def halo_set(family, arch: ArchSpec, full: bool) -> list:
     """The halo family's instances valid on ``arch``: :data:`_HALO` and :data:`_HALO_MERGED_DEFAULT`
     (up to 9 taps), and with ``full`` :data:`_HALO_FULL`, :data:`_HALO_MERGED` (9) and
-    :data:`_HALO_MERGED_27` (27), and the default tiles' twins of two programs an SM where their
-    shared memory fits, for fp16 and bf16, 3-row filters at dilation 1."""
+    :data:`_HALO_MERGED_27` (27), the default tiles' twins of two programs an SM where their
+    shared memory fits, and (forward) the 9-tap tiles' stride-2 twins; both sets (forward)
+    :data:`_HALO_PHASES_DEFAULT`; for fp16 and bf16, 3-row filters at dilation 1."""
     keys = []
     tiles = [(*t, 1, 9) for t in _HALO] + [(*t, 9) for t in _HALO_MERGED_DEFAULT]
-    twins = [(t, 2) for t in tiles] if full else []  # two programs an SM, where their shared memory fits
+    twins = [(t, 2, 1) for t in tiles] if full else []  # two programs an SM, where their shared memory fits
+    twins += [((bh, bw, bn, st, gpb, 9), pps, 2) for bh, bw, bn, st, pps in _HALO_PHASES_DEFAULT
+              for gpb in (1, 2, 4, 8, 16)]
     if full:
         tiles += [(*t, 1, 9) for t in _HALO_FULL] + [(*t, 9) for t in _HALO_MERGED] + [(*t, 27) for t in _HALO_MERGED_27]
+        twins += [(t, 1, 2) for t in tiles if t[-1] == 9]  # row phases: stride 2 (forward; check refuses the rest)
     for dtype in (DType.FP16, DType.BF16):
-        for (bh, bw, bn, st, gpb, taps), pps in [(t, 1) for t in tiles] + twins:
+        for (bh, bw, bn, st, gpb, taps), pps, stride in [(t, 1, 1) for t in tiles] + twins:
             key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_n=bn, num_stages=st, groups_per_block=gpb,
-                                 max_taps=taps, programs_per_sm=pps)
+                                 max_taps=taps, programs_per_sm=pps, stride=stride)
             if key not in keys and not family.check(key, arch):
                 keys.append(key)
     return keys

@@ -191,11 +191,12 @@ def source_view(g: Mapping[str, int], groups: int, gpb: int = 1) -> tuple[list[i
       where fy·dil - pad = q_h·s_h + a (``conv_tma.py.j2``); TMA's zero fill outside
       [0, H / s_h) is the padding. Needs H % s_h == W % s_w == 0 (no phase row beyond the
       image) and RED a multiple of the channel box (a box never reaches the next phase's or
-      group's channels): :meth:`ConvTmaFamily._stride_reason`."""
+      group's channels): :meth:`ConvTmaFamily._stride_reason`. The phase view does not depend
+      on ``gpb``: a kernel of merged groups reads boxes of exactly ``gpb`` groups' channels
+      (the stride-2 halo keys: :func:`.halo._phase_reason`)."""
     if g["group_dim"]:
         return ([g["ND_src"], g["H"], g["W"], groups // gpb, gpb * g["RED"]],
                 [g["s_row"], g["s_h"], g["s_w"], gpb * g["RED"], 1])
-    assert gpb == 1, "row phases take one group per program (ConvTmaFamily.check)"
     sh, sw = g["str_h"], g["str_w"]
     return ([g["ND_src"], g["H"] // sh, g["W"] // sw, sh, sw * g["s_w"]],
             [g["s_row"], sh * g["s_h"], sw * g["s_w"], g["s_h"], 1])

@@ -14,6 +14,7 @@ groups included (the diagonal blocks of each group block's tile stored)."""
 
 import json
 
+import attrs
 import pytest
 import torch
 
@@ -69,7 +70,7 @@ def test_refused_where_kernels_are_interpreted(tmp_path):
 
 
 @pytest.mark.parametrize("change, words", [
-    (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"),
+    (dict(stride=[2, 2]), "compiled for stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"),
     (dict(dilation=[2, 1]), "dilation"), (dict(filter=[3, 5]), "max_taps"), (dict(C=6 * 80, K=6 * 80), "block_k"),
     (dict(C=24, K=24), "Cg * 2 B % 16"), (dict(N=1, G=1, C=8, K=8, spatial=[(1 << 28) - 16, 1], filter=[3, 1], pad=[1, 0]), "32-bit tile"),
 ])
@@ -124,6 +125,57 @@ def test_check_refuses(reg, change, words):
     key = ConvHaloFwdKey(**{**dict(dtype="bf16", block_h=16, block_w=8, block_n=64), **change})
     reasons = reg.catalog.families["conv_halo_fwd"].check(key, reg.arch)
     assert any(words in r for r in reasons), reasons
+
+
+# Row phases (stride-2 forward keys, ``_st2``): ResNeXt's 8 channels per group at stride 2.
+PHASES = case(2, 2, 8, 64, 64, (12, 10), 3, stride=2, pad=1)
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(stride=[1, 1]), "height and width stride 2"), (dict(stride=[2, 1]), "height and width stride 2"),
+    (dict(spatial=[12, 11]), "even input height and width"), (dict(dilation=[1, 2], pad=[1, 2]), "dilation 1"),
+    (dict(G=4, C=64, K=64), "== block_k"), (dict(filter=[5, 3], pad=[2, 1]), "filter height"),
+])
+def test_phases_supports_refuses(reg, change, words):
+    """A stride-2 key serves stride (2, 2) (depth stride 1), even input sizes, dilation 1 and a
+    channel box of exactly its groups' channels."""
+    fam = reg.catalog.families["conv_halo_fwd"]
+    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, num_stages=3, groups_per_block=4, stride=2)
+    assert fam.supports(key, _problem(reg, "grouped_conv_fwd", PHASES)) is None
+    why = fam.supports(key, _problem(reg, "grouped_conv_fwd", {**PHASES, **change}))
+    assert why and words in why, why
+
+
+def test_phases_keys(reg):
+    """Stride 2 is forward only, 3-row filters at dilation 1; a halo is the even row taps' phase
+    (the patch and one row) and the odd tap's (the patch); the bucket's stride facet is not-1; the
+    full set holds stride-2 twins of every 9-tap tile, the default set those of
+    ``_HALO_PHASES_DEFAULT`` (3 tiles x 5 group counts x 2 dtypes)."""
+    fam = reg.catalog.families["conv_halo_fwd"]
+    key = ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, groups_per_block=4, stride=2)
+    assert key.name.endswith("_gpb4_st2") and key.tail_h == 1 and key.slot_atoms == (2 * 16 + 1) * 8 // 8
+    assert fam.bucket(key)[4] is False and fam.bucket(attrs.evolve(key, stride=1))[4] is True
+    assert any("stride 2" in r for r in fam.check(attrs.evolve(key, taps_h=5), reg.arch))
+    bwd = reg.catalog.families["conv_halo_bwd_data"]
+    assert any("stride 2" in r for r in bwd.check(bwd.key_cls(dtype="bf16", block_h=16, block_w=8, block_n=32,
+                                                               stride=2), reg.arch))
+    full = Registry("sm_90", settings=reg.settings)
+    assert any("_st2" in i.name for i in full.declare("grouped_conv_fwd", "full"))
+    default = [i.name for i in instances_of(reg, "grouped_conv_fwd", "conv_halo_fwd") if "_st2" in i.name]
+    assert "conv_halo_fwd_bf16_8x8x64_s7_t3d1_m9_gpb8_st2" in default and len(default) == 2 * 3 * 5
+
+
+def test_phases_compile_for_sm90(reg):
+    """A stride-2 key compiles for sm_90a with its signature's parameters (three halo boxes a step;
+    ``test_no_serialised_warpgroup_mmas`` checks its MMAs)."""
+    fam = reg.catalog.families["conv_halo_fwd"]
+    inst = reg.add(fam.name, ConvHaloFwdKey(dtype="bf16", block_h=8, block_w=8, block_n=64, num_stages=4,
+                                            groups_per_block=8, stride=2))
+    report = reg.build(max_workers=1, progress=False, instances=[inst])
+    assert not report.failed, report.failed
+    source = reg.job(inst).source
+    assert kernel_parameters(source, inst.name) == list(fam.signature(inst.key))
+    assert source.count("tma.async_copy_global_to_shared(src") == 3
 
 
 needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -227,7 +279,7 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
     """ptxas keeps the warpgroup MMAs of every halo loop asynchronous: with accumulators' MMAs
     still in flight across a loop's back edge it serialises every one of them (warning C7515;
     the backward-weight kernels ran so until the twenty-ninth session). A forward and a
-    backward-data default key, and backward-weight keys with one- and two-level split sums,
+    backward-data default key, a forward stride-2 key, and backward-weight keys with one- and two-level split sums,
     merged groups too (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
     import subprocess
 
@@ -237,6 +289,8 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
     insts = [r.add(FAMILIES[op], r.catalog.families[FAMILIES[op]].key_cls(dtype="bf16", block_h=16, block_w=8, block_n=64,
                                                                          num_stages=6, groups_per_block=8))
              for op in sorted(FAMILIES)]
+    insts.append(r.add("conv_halo_fwd", ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, num_stages=3,
+                                                       groups_per_block=4, stride=2)))
     insts += [r.add(WGRAD, _wgrad_key(split_k=4, block_n=32, groups_per_block=8)),
               r.add(WGRAD, _wgrad_key(split_k=16, num_stages=3))]
     report = r.build(max_workers=1, progress=False, instances=insts)
@@ -249,7 +303,7 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
 
 
 @pytest.mark.parametrize("change, words", [
-    (dict(stride=[2, 2]), "stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"), (dict(dilation=[2, 1]), "dilation"),
+    (dict(stride=[2, 2]), "compiled for stride 1"), (dict(filter=[5, 5], pad=[2, 2]), "filter height"), (dict(dilation=[2, 1]), "dilation"),
     (dict(C=24, K=24), "Cg * 2 B % 16"), (dict(N=1, spatial=[8, 8]), "fewer than split_k"),
 ])
 def test_wgrad_supports_refuses(reg, change, words):
@@ -313,6 +367,34 @@ ODD_KEYS = [
     ("grouped_conv_bwd_data", dict(block_h=16, block_w=8, block_n=64, num_stages=3, dil_h=2),
      case(2, 2, 2, 128, 128, (21, 15), 3, pad=2, dilation=(2, 1))),
 ]
+
+
+# Forward row phases (stride 2, every full-set ``_st2`` key that supports a case): 8 channels per
+# group (4 and 8 groups a tile); 32 per group without padding (gpb 1 and 2); padding 2 and 16 per
+# group; 3-D 1x3x3 (depth rows of the merged N·D dimension); 1024 tiles over 132 programs (group
+# block switches); output patches cut off by odd output sizes.
+PHASE_CASES = {
+    "cg8": PHASES,
+    "cg32_pad0": case(2, 2, 2, 64, 64, (14, 12), 3, stride=2, pad=0),
+    "cg16_pad2": case(2, 2, 4, 64, 64, (10, 12), 3, stride=2, pad=2),
+    "conv3d_1x3x3": case(3, 2, 8, 64, 64, (3, 8, 10), (1, 3, 3), stride=(1, 2, 2), pad=(0, 1, 1)),
+    "switches": case(2, 4, 32, 256, 256, (28, 28), 3, stride=2, pad=1),
+    "odd_out": case(2, 1, 8, 64, 64, (18, 22), 3, stride=2, pad=1),
+}
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(PHASE_CASES))
+def test_gpu_phases_match_reference(gpu_reg, name, dtype):
+    op = "grouped_conv_fwd"
+    p = _problem(gpu_reg, op, PHASE_CASES[name], dtype)
+    fam = gpu_reg.catalog.families["conv_halo_fwd"]
+    insts = [i for i in instances_of(gpu_reg, op, "conv_halo_fwd") if "_st2" in i.name and fam.supports(i.key, p) is None]
+    assert insts
+    for seed, inst in enumerate(insts):
+        assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
 
 
 @pytest.mark.gpu
