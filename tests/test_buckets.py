@@ -1,7 +1,7 @@
 """Selection checks only the instances of the problem's bucket (dtype and layout for gemm; for
 conv also whether G = 1 and whether C/G = 1, which the filter-row, pointwise and depthwise
-families name, whether every stride is 1 and the filter height, which the stride-1 and halo
-families name): the candidates are exactly those whose ``supports`` accepts the problem, and every other
+families name, whether every stride is 1 and the filter height, which the stride-1, row-phase and
+halo families name): the candidates are exactly those whose ``supports`` accepts the problem, and every other
 instance is rejected with its family's reason, computed when read."""
 
 import pytest
@@ -96,18 +96,21 @@ def test_facets_skip_families_that_cannot_serve(reg, fields):
 
 @pytest.mark.parametrize("op", CONV_OPS)
 def test_stride_and_filter_height_facets(reg, op):
-    """A stride-2 problem skips the halo families (and backward-data's TMA kernels, the forward
-    TMA kernels without row phases); a 5-row filter skips the 3-row halo kernels; a stride-1
-    3-row problem checks them."""
+    """A stride-2 problem skips the stride-1 halo kernels (and backward-data's TMA kernels, the
+    forward TMA kernels without row phases) and checks only the forward row-phase ones (``_st2``);
+    a 5-row filter skips the 3-row halo kernels; a stride-1 3-row problem checks the stride-1 ones."""
     strided, five, three = (reg.problem(op, **f) for f in (CONV[4], CONV[5], CONV[0]))
     spec = reg.catalog.op(op)
 
-    def families(p):
-        return {i.family for i in reg._bucket_groups(op, spec.bucket(p))[0]}
+    def names(p, family):
+        return {i.name for i in reg._bucket_groups(op, spec.bucket(p))[0] if i.family == family}
 
     halo = {"grouped_conv_fwd": "conv_halo_fwd", "grouped_conv_bwd_data": "conv_halo_bwd_data",
             "grouped_conv_bwd_weight": "conv_halo_bwd_weight"}[op]
-    assert halo not in families(strided) and halo not in families(five) and halo in families(three)
+    phases = names(strided, halo)
+    assert all(n.endswith("_st2") for n in phases) and bool(phases) == (op == "grouped_conv_fwd")
+    assert not names(five, halo) and names(three, halo)
+    assert not any(n.endswith("_st2") for n in names(three, halo))
     tma = {i.name for i in reg._bucket_groups(op, spec.bucket(strided))[0] if i.family.startswith("conv_tma")}
     if op == "grouped_conv_bwd_data":
         assert not tma
