@@ -1,5 +1,6 @@
 """The halo families (sm_90): ``conv_halo_fwd`` and ``conv_halo_bwd_data``, stride-1 channels-last
-convolutions written in Gluon (``triton.experimental.gluon``), template ``conv_halo.py.j2``.
+convolutions written in Gluon (``triton.experimental.gluon``), template ``conv_halo.py.j2``; forward
+also at stride 2, from the input's row phases (:attr:`ConvHaloKey.stride`).
 
 Why: the TMA implicit GEMM (``conv_tma_*``) loads, for every filter tap, the program's pixel
 patch shifted by the tap: nine loads of the same neighbourhood for a 3×3 filter, plus the tap's
