@@ -22,10 +22,9 @@ def main():
     op, count, cube, phases = sys.argv[1], int(sys.argv[2]), "--cube" in sys.argv, "--stride2" in sys.argv
     reg = Registry("sm_90", interpret=False)
     reg.declare(op, "default")
-    if phases:
-        merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.name.endswith("_st2")]
-    else:
-        merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and i.key.groups_per_block > 1]
+    serving = (lambda i: i.key.stride == 2) if phases else (lambda i: i.key.groups_per_block > 1)  # noqa: E731
+    merged = [i for i in reg.of_op(op) if i.family.startswith("conv_halo") and serving(i)]
+    even = 2 if phases else 1  # row phases need even input sizes
     rng = np.random.default_rng(0)
     seen, out = set(), []
     while len(out) < count:
@@ -34,7 +33,7 @@ def main():
         g = int(rng.choice([2, 4, 8, 16, 32, 64] if phases else [8, 16, 32, 64]))
         n = int(rng.choice([1, 2, 4, 8, 16, 32]))
         hw = int(rng.choice([14, 24, 28, 38, 56, 112] if phases else [7, 12, 14, 19, 28, 35, 56]))
-        w = hw if rng.random() < 0.7 else int(rng.integers(6, 60)) // (2 if phases else 1) * (2 if phases else 1)
+        w = hw if rng.random() < 0.7 else int(rng.integers(6, 60)) // even * even
         three_d = cube or rng.random() < 0.125
         if cube and cg == 4:
             continue

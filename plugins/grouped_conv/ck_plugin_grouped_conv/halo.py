@@ -80,7 +80,7 @@ def halo_reason(key, p: ConvProblem) -> str | None:
     if not p.layout.channels_last:
         return f"halo kernels are channels-last, layout {p.layout.value}"
     d3 = p.as_3d()
-    stride = getattr(key, "stride", 1)
+    stride = key.stride
     if tuple(d3["stride"]) != (1, stride, stride):
         what = "stride 1" if stride == 1 else "depth stride 1, height and width stride 2"
         return f"the kernel is compiled for {what} (stride {list(p.stride)})"
@@ -124,9 +124,11 @@ class HaloKeyBase(_TmaTraits, KeyBase):
     """What every halo key holds (4 warps, one warpgroup): ``dtype`` (fp16 / bf16), the
     output-pixel patch ``block_h × block_w`` (``block_w`` a multiple of 8: one image row is whole
     8-row swizzle atoms) and ``dil_h``, the height dilation the kernel is compiled for; subclasses
-    add ``taps_h`` (the filter height) and ``num_stages``."""
+    add ``taps_h`` (the filter height) and ``num_stages``. ``stride`` (height and width) is 1
+    unless a subclass makes it a field (:class:`ConvHaloKey`)."""
 
     num_warps: ClassVar[int] = 4
+    stride: ClassVar[int] = 1
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
     block_h: int = attrs.field(validator=power_of_two_in(1, 128))
     block_w: int = attrs.field(validator=power_of_two_in(8, 128))
@@ -303,7 +305,7 @@ class GluonTmaConv:
         """(dtype, channels-last, any G, any C/G, whether every stride is 1 (the key's stride), the
         key's filter height) of the conv op's ``bucket`` (:func:`halo_reason` rejects every other
         problem)."""
-        return key.dtype, True, None, None, getattr(key, "stride", 1) == 1, key.taps_h
+        return key.dtype, True, None, None, key.stride == 1, key.taps_h
 
     def compile_options(self, key) -> dict[str, Any]:
         return {"num_warps": 4}
