@@ -129,6 +129,8 @@ class HaloKeyBase(_TmaTraits, KeyBase):
 
     num_warps: ClassVar[int] = 4
     stride: ClassVar[int] = 1
+    split_k: ClassVar[int] = 1
+    stream_k: ClassVar[int] = 0
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
     block_h: int = attrs.field(validator=power_of_two_in(1, 128))
     block_w: int = attrs.field(validator=power_of_two_in(8, 128))
@@ -139,6 +141,12 @@ class HaloKeyBase(_TmaTraits, KeyBase):
         """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
         TMA box size)."""
         return pow2_ceil((self.taps_h - 1) * self.dil_h)
+
+    @property
+    def sums_partials(self) -> bool:
+        """Whether the kernel sums fp32 partial tiles (a split or stream-K reduction): it takes
+        the partials and counters workspaces."""
+        return self.split_k > 1 or self.stream_k > 0
 
     @property
     def slot_atoms(self) -> int:
@@ -180,7 +188,6 @@ class ConvHaloKey(HaloKeyBase):
     """
 
     direction: ClassVar[str] = ""
-    split_k: ClassVar[int] = 1
     block_n: int = attrs.field(validator=power_of_two_in(16, 128))
     num_stages: int = attrs.field(default=3, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 15))
@@ -289,7 +296,7 @@ class GluonTmaConv:
 
         ty = key.dtype.triton
         sig = dict.fromkeys(self._ptr_names, f"*{ty}")
-        if key.split_k > 1:
+        if key.sums_partials:
             sig.update({"ws_ptr": "*fp32", "lock_ptr": "*i32"})
         sig.update({n: "i32" for n in _ARGS})
         for name, (_, block) in self.descriptor_blocks(key).items():
@@ -300,6 +307,11 @@ class GluonTmaConv:
 
     def constexprs(self, key) -> dict[str, Any]:
         return {}
+
+    def divisible_by_16(self, key) -> tuple[str, ...]:
+        """The tensors' pointers, and the workspaces (ckcore's 64 KiB-aligned buffers) of keys that
+        sum partials: their fp32 pairs store and load as 8-byte vectors."""
+        return self._ptr_names + (("ws_ptr", "lock_ptr") if key.sums_partials else ())
 
     def bucket(self, key):
         """(dtype, channels-last, any G, any C/G, whether every stride is 1 (the key's stride), the
@@ -312,7 +324,7 @@ class GluonTmaConv:
 
     def launch_args(self, key, p: ConvProblem, tensors: Mapping[str, Any], *, interpret: bool) -> tuple:
         ptrs = tuple(tensors[t] for t in self.tensors)
-        if key.split_k > 1:
+        if key.sums_partials:
             ptrs += split_workspace_views(tensors)
         return ptrs + _int_args(self.direction, p) + self.host_descriptors(key, p, tensors)
 

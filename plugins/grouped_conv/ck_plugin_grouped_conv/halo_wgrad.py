@@ -30,7 +30,7 @@ from ckcore.arch import ArchSpec
 from ckcore.keys import int_in, power_of_two_in
 
 from .family import MAX_SPLIT_WORKSPACE, split_levels, split_workspaces, tile_features
-from .halo import GluonTmaConv, HaloKeyBase, halo_reason, pow2_ceil
+from .halo import SM_COUNT, GluonTmaConv, HaloKeyBase, halo_reason, pow2_ceil
 from .problem import ConvProblem
 from .tma import ConvTmaBwdWeight, dest_view, geometry, source_view
 
@@ -48,6 +48,14 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     :ivar split_k: programs sharing one program's patches (fp32 partials summed in split order).
     :ivar num_stages: patch slots in the ring.
     :ivar taps_h, dil_h: the filter height and height dilation the kernel is compiled for.
+    :ivar stream_k: 0, or the programs per SM of a stream-K grid (``_sk<n>`` in the name instead of
+        ``_k<split>``; ``split_k`` 1): :data:`.halo.SM_COUNT` × ``stream_k`` programs share the
+        T = dw tiles × pixel patches steps evenly, program p taking steps [p·T/P, (p+1)·T/P) tile
+        after tile. A tile one program runs whole is stored; the programs sharing a tile publish
+        fp32 partials (two slots a program: its first and its last run) and the last to arrive
+        sums them in program order. A fixed split gives each tile's programs equal shares, so
+        with fewer tiles than SMs (ResNeXt-50's 96 at 32 groups) a split either leaves SMs idle
+        or gives some SMs two programs' work; stream-K balances the SMs to within one patch.
     :ivar groups_per_block: consecutive groups one program serves (``_gpb<n>`` in the name when
         above 1), for few channels per group (ResNeXt's 4-16): the activations' descriptors are
         viewed as [.., G / gpb, gpb · channels per group], so one dy box holds the ``gpb`` groups'
@@ -64,6 +72,7 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     num_stages: int = attrs.field(default=4, validator=int_in(2, 8))
     taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
+    stream_k: int = attrs.field(default=0, validator=int_in(0, 2))
 
     @property
     def block_k(self) -> int:
@@ -74,6 +83,11 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     def tap_block(self) -> int:
         """Partial tiles per program: one per row tap (:func:`.family.split_workspaces`)."""
         return self.taps_h
+
+    @property
+    def programs(self) -> int:
+        """The stream-K grid: :data:`.halo.SM_COUNT` × ``stream_k`` programs (0 without stream-K)."""
+        return SM_COUNT * self.stream_k
 
     @property
     def dy_ring_atoms(self) -> int:
@@ -92,7 +106,8 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     @property
     def name(self) -> str:
         return (f"conv_halo_bwd_weight_{self.dtype.value}_{self.block_h}x{self.block_w}_{self.block_m}x{self.block_n}"
-                f"_k{self.split_k}_s{self.num_stages}_t{self.taps_h}d{self.dil_h}"
+                + (f"_sk{self.stream_k}" if self.stream_k else f"_k{self.split_k}")
+                + f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}"
                 + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
 
     @property
@@ -129,6 +144,8 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         smem = key.smem_bytes()
         if smem > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem} B (dy and x rings) > {arch.smem_per_block_bytes} B")
+        if key.stream_k and key.split_k != 1:
+            reasons.append(f"stream_k {key.stream_k} with split_k {key.split_k}: stream-K shares the patches itself (split_k 1)")
         return reasons
 
     def supports(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
@@ -136,7 +153,9 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         backward-weight family (no more splits than patches, at most
         :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split); partials within
         :data:`.family.MAX_SPLIT_WORKSPACE` (their offsets are 32-bit); each split's share of the
-        patches computable in 32 bits."""
+        patches computable in 32 bits. Stream-K: at least one patch step per program (T >= P, so
+        every program between a tile's first and last has a run of it) and T × P within 32 bits
+        (the programs' shares ``p·T / P``)."""
         why = halo_reason(key, p) or self._merged_wgrad_reason(key, p) or self._split_reason(key, p)
         if why:
             return why
@@ -146,7 +165,20 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
                 return f"split_k={key.split_k} partials need {need} B > {MAX_SPLIT_WORKSPACE} B"
         if (key.split_k + 1) * self._steps(key, p) >= 2**31:
             return f"{self._steps(key, p)} pixel patches: the splits' 32-bit shares would overflow"
+        if key.stream_k:
+            steps = self.dw_tiles(key, p) * self._steps(key, p)
+            if steps < key.programs:
+                return f"stream-K: {steps} patch steps, fewer than its {key.programs} programs"
+            if (steps + 1) * key.programs >= 2**31:
+                return f"stream-K: {steps} patch steps x {key.programs} programs would overflow 32 bits"
         return None
+
+    def dw_tiles(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> int:
+        """dw tiles: group blocks × output- and input-channel blocks × depth taps × column taps (a
+        tile holds its ``taps_h`` row taps)."""
+        d3, gpb = p.as_3d(), key.groups_per_block
+        blocks = math.ceil(gpb * p.Kg / key.block_m) * math.ceil(gpb * p.Cg / key.block_n)
+        return p.G // gpb * blocks * d3["filter"][0] * d3["filter"][2]
 
     @staticmethod
     def _merged_wgrad_reason(key: ConvHaloBwdWeightKey, p: ConvProblem) -> str | None:
@@ -182,15 +214,24 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
 
     def template_values(self, key: ConvHaloBwdWeightKey) -> dict[str, Any]:
         """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
-        return {"pixels": key.block_k, "split_levels": key.split_levels, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
+        return {"pixels": key.block_k, "split_levels": key.split_levels, "programs": key.programs, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
                 "dy_ring_atoms": key.dy_ring_atoms, "x_ring_atoms": key.x_ring_atoms,
                 "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
                 "swizzle_x": key.block_n * key.dtype.itemsize}
 
     def grid(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:
-        d3, gpb = p.as_3d(), key.groups_per_block
-        blocks = math.ceil(gpb * p.Kg / key.block_m) * math.ceil(gpb * p.Cg / key.block_n)
-        return (p.G // gpb * blocks * d3["filter"][0] * d3["filter"][2], key.split_k, 1)
+        """(dw tiles, split_k, 1); stream-K: (:attr:`ConvHaloBwdWeightKey.programs`, 1, 1)."""
+        if key.stream_k:
+            return (key.programs, 1, 1)
+        return (self.dw_tiles(key, p), key.split_k, 1)
+
+    def workspaces(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> dict[str, int]:
+        """Split keys: :func:`.family.split_workspaces`. Stream-K: two slots of ``taps_h`` fp32
+        partial tiles a program, and one int32 arrival counter a dw tile (left at zero)."""
+        if key.stream_k:
+            return {"partials": key.programs * 2 * key.taps_h * key.block_m * key.block_n * 4,
+                    "counters": 4 * self.dw_tiles(key, p)}
+        return split_workspaces(self, key, p)
 
     def kernel_sets(self):
         from . import sets
@@ -198,17 +239,32 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         return {"default": lambda arch: sets.halo_wgrad_set(self, arch, full=False),
                 "full": lambda arch: sets.halo_wgrad_set(self, arch, full=True)}
 
+    def estimate_ms(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec, device) -> float:
+        """The TMA families' implicit-GEMM cost model (:mod:`.rules`); stream-K keys scaled by their
+        programs' share of the patch steps over an unsplit grid's per-SM share."""
+        ms = super().estimate_ms(key, p, arch, device)
+        if key.stream_k:
+            tiles, steps = self.dw_tiles(key, p), self._steps(key, p)
+            ms *= math.ceil(tiles * steps / key.programs) / (math.ceil(tiles / arch.sm_count) * steps)
+        return ms
+
     def features(self, key: ConvHaloBwdWeightKey) -> dict[str, float]:
-        """The TMA backward-weight family's (patch, channel tiles, split, stages) and
-        ``groups_per_block``."""
-        return {**super().features(key), "groups_per_block": float(key.groups_per_block)}
+        """The TMA backward-weight family's (patch, channel tiles, split, stages),
+        ``groups_per_block`` and ``stream_k``."""
+        return {**super().features(key), "groups_per_block": float(key.groups_per_block),
+                "stream_k": float(key.stream_k)}
 
     def pair_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the channel tiles and patches; patches per
         program; log of the multiply-adds issued."""
         g = geometry(self.direction, p)
         programs = math.prod(self.grid(key, p))
-        k_steps = math.ceil(self._steps(key, p) / key.split_k)
+        if key.stream_k:  # patch steps shared evenly: a program's share, the issued work of every step
+            steps = self.dw_tiles(key, p) * self._steps(key, p)
+            k_steps = math.ceil(steps / programs)
+            issued = steps * key.taps_h * key.block_m * key.block_n * key.block_k
+        else:
+            k_steps = math.ceil(self._steps(key, p) / key.split_k)
+            issued = programs * key.taps_h * key.block_m * key.block_n * k_steps * key.block_k
         covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
-        issued = programs * key.taps_h * key.block_m * key.block_n * k_steps * key.block_k
         return tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued)

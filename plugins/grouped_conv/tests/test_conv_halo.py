@@ -13,6 +13,7 @@ backward-weight family likewise, splits 1, 4, 16 and 64 (the last two summed in 
 groups included (the diagonal blocks of each group block's tile stored)."""
 
 import json
+import math
 
 import attrs
 import pytest
@@ -206,6 +207,9 @@ GPU_CASES = {
     # 3×3×3 filters (27 resident taps): 8 and 16 channels per group
     "merged_conv3d_27_cg8": case(3, 2, 8, 64, 64, (4, 6, 7), 3, pad=1),
     "merged_conv3d_27_cg16": case(3, 1, 4, 64, 64, (3, 5, 9), 3, pad=1),
+    # stream-K: 768 dw tiles of 2 patches (gpb 1) over 132 or 264 programs: a program runs several
+    # whole tiles and cuts two; with 8 groups a block, 96 tiles shared by 132 programs
+    "stream_k_runs": case(2, 2, 256, 2048, 2048, (8, 8), 3, pad=1),
 }
 
 
@@ -216,7 +220,8 @@ def gpu_reg(tmp_path_factory):
     r = Registry("sm_90", settings=Settings(cache_dir=tmp_path_factory.mktemp("g")))
     for op in FAMILIES:
         r.declare(op, "full")
-    wgrad = [r.add(WGRAD, k) for k in r.catalog.families[WGRAD].kernel_sets()["full"](r.arch) if k.split_k in WGRAD_SPLITS]
+    wgrad = [r.add(WGRAD, k) for k in r.catalog.families[WGRAD].kernel_sets()["full"](r.arch)
+             if k.split_k in WGRAD_SPLITS or k.stream_k]
     r.build(progress=False, instances=[i for i in r.instances.values() if i.family in FAMILIES.values()] + wgrad)
     return r
 
@@ -251,13 +256,16 @@ def _wgrad_key(**kw):
 
 
 def test_wgrad_sets(reg):
-    """Default: splits 1-32 of both patches and channel tiles, every merged-group count; full adds
-    64 splits."""
+    """Default: splits 1-32 of both patches and channel tiles, every merged-group count, and
+    stream-K at one program an SM with 16x8 patches; full adds 64 splits, and stream-K with both
+    patches at one and two programs an SM."""
     fam = reg.catalog.families[WGRAD]
     default, full = (fam.kernel_sets()[s](reg.arch) for s in ("default", "full"))
     for keys, splits in ((default, {1, 2, 4, 8, 16, 32}), (full, {1, 2, 4, 8, 16, 32, 64})):
         assert {k.block_n for k in keys} == {32, 64} and {k.split_k for k in keys} == splits
         assert {k.groups_per_block for k in keys} == {1, 2, 4, 8, 16} and {k.dtype.value for k in keys} == {"fp16", "bf16"}
+    assert {(k.block_h, k.stream_k) for k in default if k.stream_k} == {(16, 1)}
+    assert {(k.block_h, k.stream_k) for k in full if k.stream_k} == {(16, 1), (16, 2), (8, 1), (8, 2)}
     assert set(default) < set(full)
 
 
@@ -280,7 +288,7 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
     still in flight across a loop's back edge it serialises every one of them (warning C7515;
     the backward-weight kernels ran so until the twenty-ninth session). A forward and a
     backward-data default key, a forward stride-2 key, and backward-weight keys with one- and two-level split sums,
-    merged groups too (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
+    merged groups too, and stream-K (its runs in a loop over tiles) (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
     import subprocess
 
     from triton.backends.nvidia.compiler import get_ptxas
@@ -292,7 +300,8 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
     insts.append(r.add("conv_halo_fwd", ConvHaloFwdKey(dtype="bf16", block_h=16, block_w=8, block_n=32, num_stages=3,
                                                        groups_per_block=4, stride=2)))
     insts += [r.add(WGRAD, _wgrad_key(split_k=4, block_n=32, groups_per_block=8)),
-              r.add(WGRAD, _wgrad_key(split_k=16, num_stages=3))]
+              r.add(WGRAD, _wgrad_key(split_k=16, num_stages=3)),
+              r.add(WGRAD, _wgrad_key(split_k=1, stream_k=1, block_h=8, block_n=32, groups_per_block=2))]
     report = r.build(max_workers=1, progress=False, instances=insts)
     assert not report.failed, report.failed
     for inst in insts:
@@ -344,6 +353,31 @@ def test_wgrad_merged_compiles_for_sm90(tmp_path):
     assert not report.failed, report.failed
     source = r.job(inst).source
     assert kernel_parameters(source, inst.name) == list(fam.signature(key)) and "group = split // 8" in source
+
+
+def test_wgrad_stream_k(reg, tmp_path):
+    """Stream-K keys: named ``_sk<n>``, a grid of 132 x n programs, two slots of partial tiles a
+    program and a counter a dw tile; refused with fewer patch steps than programs; compiled for
+    sm_90a with the workspaces in the signature."""
+    fam = reg.catalog.families[WGRAD]
+    key = _wgrad_key(split_k=1, stream_k=2, block_h=8, block_n=32, groups_per_block=2)
+    assert key.name == "conv_halo_bwd_weight_bf16_8x8_64x32_sk2_s4_t3d1_gpb2" and key.programs == 264
+    # 32 groups of 16 channels, 14x14: 16 group blocks x 3 column taps = 48 tiles of 32 x 2 x 2 patches
+    p = _problem(reg, "grouped_conv_bwd_weight", case(2, 32, 32, 512, 512, (14, 14), 3, pad=1))
+    assert fam.supports(key, p) is None and fam.grid(key, p) == (264, 1, 1) and fam.dw_tiles(key, p) == 48
+    assert fam.workspaces(key, p) == {"partials": 264 * 2 * 3 * 64 * 32 * 4, "counters": 4 * 48}
+    feats = fam.pair_features(key, p, reg.arch)
+    assert feats["k_steps"] == math.ceil(48 * 128 / 264)
+    small = _problem(reg, "grouped_conv_bwd_weight", case(2, 1, 32, 512, 512, (14, 14), 3, pad=1))
+    why = fam.supports(key, small)
+    assert why and "fewer than its 264 programs" in why, why
+    assert fam.check(attrs.evolve(key, split_k=2), reg.arch)
+    r = Registry("sm_90", settings=Settings(cache_dir=tmp_path))
+    inst = r.add(WGRAD, key)
+    assert not r.build(max_workers=1, progress=False, instances=[inst]).failed
+    source = r.job(inst).source
+    assert kernel_parameters(source, inst.name) == list(fam.signature(key))
+    assert "ws_ptr" in fam.signature(key) and "while x < x_end:" in source and "PROGRAMS = gl.constexpr(264)" in source
 
 
 @pytest.mark.parametrize("change, words", [
@@ -413,12 +447,13 @@ def test_gpu_odd_keys_match_reference(gpu_reg, op, fields, problem):
 @pytest.mark.parametrize("dtype", ["fp16", "bf16"])
 @pytest.mark.parametrize("name", sorted(GPU_CASES))
 def test_wgrad_gpu_matches_reference(gpu_reg, name, dtype):
-    """Splits 1, 4 (one-level sum), 16 and 64 (two levels; where there are patches enough) of each
-    patch, channel tile and merged-group count that supports the case."""
+    """Splits 1, 4 (one-level sum), 16 and 64 (two levels; where there are patches enough) and
+    stream-K at one and two programs an SM (where there are patch steps enough) of each patch,
+    channel tile and merged-group count that supports the case."""
     op = "grouped_conv_bwd_weight"
     p = _problem(gpu_reg, op, GPU_CASES[name], dtype)
     fam = gpu_reg.catalog.families[WGRAD]
-    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and k.split_k in WGRAD_SPLITS]
+    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and (k.split_k in WGRAD_SPLITS or k.stream_k)]
     insts = [gpu_reg.add(WGRAD, k) for k in keys if fam.supports(k, p) is None]
     assert insts
     for seed, inst in enumerate(insts):
