@@ -256,7 +256,7 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
 
     def pair_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem, arch: ArchSpec) -> dict[str, float]:
         """Programs and SM waves; padding waste of the channel tiles and patches; patches per
-        program; log of the multiply-adds issued."""
+        program; log of the multiply-adds issued; the partial sums' (:meth:`_sum_features`)."""
         g = geometry(self.direction, p)
         programs = math.prod(self.grid(key, p))
         if key.stream_k:  # patch steps shared evenly: a program's share, the issued work of every step
@@ -267,4 +267,21 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
             k_steps = math.ceil(self._steps(key, p) / key.split_k)
             issued = programs * key.taps_h * key.block_m * key.block_n * k_steps * key.block_k
         covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
-        return tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued)
+        return {**tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued),
+                **self._sum_features(key, p)}
+
+    def _sum_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> dict[str, float]:
+        """What the partial sums cost: ``shares``, programs per dw tile (the split; stream-K: programs
+        over tiles, at least 1); ``runs``, tile runs per program (1; stream-K: about (tiles + P - 1) /
+        P, each a pipeline refill and an epilogue); ``log_partial_bytes``, log of the fp32 partial
+        bytes written (the dw elements of each partial run; 0 without partials)."""
+        tiles = self.dw_tiles(key, p)
+        gpb = key.groups_per_block
+        useful = min(gpb * p.Kg, key.block_m) * min(p.Cg, key.block_n) * key.taps_h * 4
+        if key.stream_k:
+            runs = tiles + key.programs - 1
+            partial_runs = runs if key.programs >= tiles else 2 * (key.programs - 1)
+            return {"shares": max(1.0, key.programs / tiles), "runs": runs / key.programs,
+                    "log_partial_bytes": math.log(1.0 + partial_runs * useful)}
+        partial_runs = tiles * key.split_k if key.split_k > 1 else 0
+        return {"shares": float(key.split_k), "runs": 1.0, "log_partial_bytes": math.log(1.0 + partial_runs * useful)}
