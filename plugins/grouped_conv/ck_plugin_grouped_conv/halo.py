@@ -113,8 +113,9 @@ def _phase_reason(key, p: ConvProblem) -> str | None:
         return f"row phases need an even input height and width (H={H}, W={W})"
     if (dil_h, dil_w) != (1, 1):
         return f"row-phase kernels take dilation 1 (dilation {list(p.dilation)})"
-    if key.groups_per_block * p.Cg != key.block_k:
-        return (f"row phases need groups_per_block {key.groups_per_block} x Cg={p.Cg} == block_k {key.block_k} "
+    if key.groups_per_block * p.Cg != key.source_box:
+        field = "block_n" if key.direction == "bwd_weight" else "block_k"
+        return (f"row phases need groups_per_block {key.groups_per_block} x Cg={p.Cg} == {field} {key.source_box} "
                 "(the channel box is one block of groups)")
     return None
 
@@ -138,9 +139,10 @@ class HaloKeyBase(_TmaTraits, KeyBase):
 
     @property
     def tail_h(self) -> int:
-        """Halo rows below the patch: ``(taps_h - 1) · dil_h`` rounded up to a power of two (a
-        TMA box size)."""
-        return pow2_ceil((self.taps_h - 1) * self.dil_h)
+        """Halo rows below the patch: stride 1, ``(taps_h - 1) · dil_h`` rounded up to a power of
+        two (a TMA box size); stride 2 (3 rows, dilation 1), the one row the even row taps' phase
+        holds beyond the patch."""
+        return 1 if self.stride == 2 else pow2_ceil((self.taps_h - 1) * self.dil_h)
 
     @property
     def sums_partials(self) -> bool:
@@ -150,8 +152,10 @@ class HaloKeyBase(_TmaTraits, KeyBase):
 
     @property
     def slot_atoms(self) -> int:
-        """8-row shared-memory atoms of one halo: the patch and its tail rows."""
-        return (self.block_h + self.tail_h) * self.block_w // 8
+        """8-row shared-memory atoms of one halo: stride 1, the patch and its tail rows; stride 2,
+        the even row taps' phase (the patch and one row) and then the odd row tap's (the patch)."""
+        rows = 2 * self.block_h if self.stride == 2 else self.block_h
+        return (rows + self.tail_h) * self.block_w // 8
 
 
 @attrs.frozen(kw_only=True)
@@ -201,18 +205,9 @@ class ConvHaloKey(HaloKeyBase):
         return self.block_n
 
     @property
-    def tail_h(self) -> int:
-        """Rows beyond the patch: stride 1, ``(taps_h - 1) · dil_h`` rounded up to a power of two;
-        stride 2 (3 rows, dilation 1), the one row the even row taps' phase holds beyond the patch."""
-        return 1 if self.stride == 2 else HaloKeyBase.tail_h.fget(self)
-
-    @property
-    def slot_atoms(self) -> int:
-        """8-row atoms of one halo: stride 1, the patch and its tail rows; stride 2, the even row
-        taps' phase (the patch and one row) and then the odd row tap's (the patch)."""
-        if self.stride == 2:
-            return (2 * self.block_h + self.tail_h) * self.block_w // 8
-        return HaloKeyBase.slot_atoms.fget(self)
+    def source_box(self) -> int:
+        """Channels of a source (x) box: ``block_k``."""
+        return self.block_k
 
     @property
     def block_m(self) -> int:

@@ -12,7 +12,8 @@ loads per patch 3 dy patches and 3 halos instead of 9 of each. ``taps_h`` fp32 a
 ``split_k`` programs whose fp32 partials the last to arrive sums in split order (deterministic;
 the workspaces of :func:`.family.split_workspaces`, one partial tile per row tap).
 
-Scope (:meth:`ConvHaloBwdWeight.supports`): fp16 / bf16, channels-last, stride 1, the filter height
+Scope (:meth:`ConvHaloBwdWeight.supports`): fp16 / bf16, channels-last, stride 1 (stride 2 from x's row
+phases with ``_st2`` keys: :attr:`ConvHaloBwdWeightKey.stride`), the filter height
 and height dilation of the key, C/G and K/G multiples of 16 bytes (TMA), 32-bit coordinates, at most
 :data:`.tma.MAX_TMA_SPLIT_REDUCTION` pixels per split and partials within
 :data:`.family.MAX_SPLIT_WORKSPACE`. The split is the grid's second dimension. Gluon kernels do not run in Triton's
@@ -56,6 +57,12 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
         sums them in program order. A fixed split gives each tile's programs equal shares, so
         with fewer tiles than SMs (ResNeXt-50's 96 at 32 groups) a split either leaves SMs idle
         or gives some SMs two programs' work; stream-K balances the SMs to within one patch.
+    :ivar stride: the height and width stride the kernel is compiled for (``_st2`` in the name when
+        2; 3-row filters at dilation 1). As the forward halo keys' (:class:`.halo.ConvHaloKey`): x
+        is read from its row phases (:func:`.tma.source_view`), dy row oh's row tap fy reads phase
+        row oh + q of phase a (fy - pad_h = 2·q + a), so a halo is the even row taps' ``block_h``
+        + 1 phase rows and then the odd row tap's ``block_h``; the program's column tap fixes its
+        column phase. ``groups_per_block`` × C/G must be ``block_n`` (one x box of whole groups).
     :ivar groups_per_block: consecutive groups one program serves (``_gpb<n>`` in the name when
         above 1), for few channels per group (ResNeXt's 4-16): the activations' descriptors are
         viewed as [.., G / gpb, gpb · channels per group], so one dy box holds the ``gpb`` groups'
@@ -73,6 +80,7 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     taps_h: int = attrs.field(default=3, validator=int_in(2, 7))
     groups_per_block: int = attrs.field(default=1, validator=power_of_two_in(1, 16))
     stream_k: int = attrs.field(default=0, validator=int_in(0, 2))
+    stride: int = attrs.field(default=1, validator=int_in(1, 2))
 
     @property
     def block_k(self) -> int:
@@ -83,6 +91,11 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     def tap_block(self) -> int:
         """Partial tiles per program: one per row tap (:func:`.family.split_workspaces`)."""
         return self.taps_h
+
+    @property
+    def source_box(self) -> int:
+        """Channels of an x box: ``block_n``."""
+        return self.block_n
 
     @property
     def programs(self) -> int:
@@ -108,7 +121,8 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
         return (f"conv_halo_bwd_weight_{self.dtype.value}_{self.block_h}x{self.block_w}_{self.block_m}x{self.block_n}"
                 + (f"_sk{self.stream_k}" if self.stream_k else f"_k{self.split_k}")
                 + f"_s{self.num_stages}_t{self.taps_h}d{self.dil_h}"
-                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else ""))
+                + (f"_gpb{self.groups_per_block}" if self.groups_per_block > 1 else "")
+                + ("_st2" if self.stride == 2 else ""))
 
     @property
     def split_levels(self) -> tuple[int, int]:
@@ -144,6 +158,8 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         smem = key.smem_bytes()
         if smem > arch.smem_per_block_bytes:
             reasons.append(f"shared memory {smem} B (dy and x rings) > {arch.smem_per_block_bytes} B")
+        if key.stride == 2 and (key.taps_h != 3 or key.dil_h != 1):
+            reasons.append(f"stride 2: 3-row filters at dilation 1 (taps_h {key.taps_h}, dil_h {key.dil_h})")
         if key.stream_k and key.split_k != 1:
             reasons.append(f"stream_k {key.stream_k} with split_k {key.split_k}: stream-K shares the patches itself (split_k 1)")
         return reasons
@@ -216,7 +232,7 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         """The key's derived sizes (:class:`ConvHaloBwdWeightKey` properties)."""
         return {"pixels": key.block_k, "split_levels": key.split_levels, "programs": key.programs, "tail_h": key.tail_h, "dy_atoms": key.block_k // 8, "slot_atoms": key.slot_atoms,
                 "dy_ring_atoms": key.dy_ring_atoms, "x_ring_atoms": key.x_ring_atoms,
-                "itemsize": key.dtype.itemsize, "swizzle_dy": key.block_m * key.dtype.itemsize,
+                "itemsize": key.dtype.itemsize, "stride": key.stride, "swizzle_dy": key.block_m * key.dtype.itemsize,
                 "swizzle_x": key.block_n * key.dtype.itemsize}
 
     def grid(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> tuple[int, int, int]:

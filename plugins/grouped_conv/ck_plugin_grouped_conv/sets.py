@@ -262,7 +262,8 @@ def halo_wgrad_set(family, arch: ArchSpec, full: bool) -> list:
     """The halo backward-weight family's instances: fp16 and bf16 × patches 16x8 and 8x8 × 64
     output by 64 or 32 input channels × splits 1-32 (``full``: 1-64) × 1-16 groups a program
     (``groups_per_block``), four stages (three where four do not fit); and stream-K keys of one
-    program an SM with 16x8 patches (``full``: both patches, one and two programs an SM). The best
+    program an SM with 16x8 patches (``full``: both patches, one and two programs an SM); each at
+    stride 1 and, from the input's row phases, stride 2 (``_st2``). The best
     split moves with the problem from 1 to 32 (H100, twenty-ninth session,
     ``halo_wgrad_probe2_s29_h100.jsonl``): the model picks it."""
     keys = []
@@ -271,13 +272,13 @@ def halo_wgrad_set(family, arch: ArchSpec, full: bool) -> list:
     # patches; 8x8 ones were never the best stream-K key on the suite's rows where stream-K won, H200,
     # thirty-first session, halo_wgrad_sk_probe_*_s31.jsonl) and of two (full)
     reductions = [(split, 0) for split in splits] + [(1, 1)] + ([(1, 2)] if full else [])
-    for dtype in (DType.FP16, DType.BF16):
+    for dtype, stride in itertools.product((DType.FP16, DType.BF16), (1, 2)):
         for (bh, bw), bn, (split, sk), gpb in itertools.product(((16, 8), (8, 8)), (64, 32), reductions, (1, 2, 4, 8, 16)):
             if sk and not full and (bh, bw) != (16, 8):
                 continue
             for stages in (4, 3):
                 key = family.key_cls(dtype=dtype, block_h=bh, block_w=bw, block_m=64, block_n=bn, split_k=split,
-                                     num_stages=stages, groups_per_block=gpb, stream_k=sk)
+                                     num_stages=stages, groups_per_block=gpb, stream_k=sk, stride=stride)
                 if not family.check(key, arch):
                     keys.append(key)
                     break

@@ -288,7 +288,7 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
     still in flight across a loop's back edge it serialises every one of them (warning C7515;
     the backward-weight kernels ran so until the twenty-ninth session). A forward and a
     backward-data default key, a forward stride-2 key, and backward-weight keys with one- and two-level split sums,
-    merged groups too, and stream-K (its runs in a loop over tiles) (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
+    merged groups too, stream-K (its runs in a loop over tiles) and row phases (stride 2) (CPU: PTX compiled for sm_90a, then ``ptxas -v`` again)."""
     import subprocess
 
     from triton.backends.nvidia.compiler import get_ptxas
@@ -301,7 +301,8 @@ def test_no_serialised_warpgroup_mmas(tmp_path):
                                                        groups_per_block=4, stride=2)))
     insts += [r.add(WGRAD, _wgrad_key(split_k=4, block_n=32, groups_per_block=8)),
               r.add(WGRAD, _wgrad_key(split_k=16, num_stages=3)),
-              r.add(WGRAD, _wgrad_key(split_k=1, stream_k=1, block_h=8, block_n=32, groups_per_block=2))]
+              r.add(WGRAD, _wgrad_key(split_k=1, stream_k=1, block_h=8, block_n=32, groups_per_block=2)),
+              r.add(WGRAD, _wgrad_key(split_k=4, block_n=32, groups_per_block=4, stride=2))]
     report = r.build(max_workers=1, progress=False, instances=insts)
     assert not report.failed, report.failed
     for inst in insts:
@@ -380,6 +381,25 @@ def test_wgrad_stream_k(reg, tmp_path):
     assert "ws_ptr" in fam.signature(key) and "while x < x_end:" in source and "PROGRAMS = gl.constexpr(264)" in source
 
 
+def test_wgrad_row_phases(reg):
+    """Stride-2 keys (``_st2``): x from its row phases, three boxes a halo (the even row taps' 17
+    phase rows, the odd one's 16); refused for odd input sizes, a channel box that is not whole
+    groups, and filters other than 3 rows at dilation 1."""
+    fam = reg.catalog.families[WGRAD]
+    key = _wgrad_key(block_n=32, groups_per_block=4, split_k=2, stride=2)
+    assert key.name == "conv_halo_bwd_weight_bf16_16x8_64x32_k2_s4_t3d1_gpb4_st2"
+    assert key.tail_h == 1 and key.slot_atoms == (2 * 16 + 1) * 8 // 8
+    p = _problem(reg, "grouped_conv_bwd_weight", PHASES)
+    assert fam.supports(key, p) is None
+    assert "compiled for stride 1" in fam.supports(attrs.evolve(key, stride=1), p)
+    for change, words in ((dict(spatial=[13, 10]), "even input height and width"), (dict(dilation=[1, 2], pad=[1, 2]), "dilation 1")):
+        why = fam.supports(key, _problem(reg, "grouped_conv_bwd_weight", {**PHASES, **change}))
+        assert why and words in why, why
+    why = fam.supports(attrs.evolve(key, groups_per_block=2), p)
+    assert why and "== block_n 32" in why, why
+    assert any("3-row filters" in r for r in fam.check(attrs.evolve(key, taps_h=5), reg.arch))
+
+
 @pytest.mark.parametrize("change, words", [
     (dict(dtype="fp32"), "fp16 / bf16"), (dict(block_m=128), "block_m"), (dict(block_h=32), "64 or 128 pixels"),
     (dict(block_n=128), "32-128 B"),
@@ -426,6 +446,24 @@ def test_gpu_phases_match_reference(gpu_reg, name, dtype):
     p = _problem(gpu_reg, op, PHASE_CASES[name], dtype)
     fam = gpu_reg.catalog.families["conv_halo_fwd"]
     insts = [i for i in instances_of(gpu_reg, op, "conv_halo_fwd") if "_st2" in i.name and fam.supports(i.key, p) is None]
+    assert insts
+    for seed, inst in enumerate(insts):
+        assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+@pytest.mark.parametrize("name", sorted(PHASE_CASES))
+def test_wgrad_gpu_phases_match_reference(gpu_reg, name, dtype):
+    """Backward-weight row phases: every full-set ``_st2`` key of splits 1, 4, 16, 64 and stream-K
+    that supports the case."""
+    op = "grouped_conv_bwd_weight"
+    p = _problem(gpu_reg, op, PHASE_CASES[name], dtype)
+    fam = gpu_reg.catalog.families[WGRAD]
+    keys = [k for k in fam.kernel_sets()["full"](gpu_reg.arch) if k.dtype.value == dtype and k.stride == 2
+            and (k.split_k in WGRAD_SPLITS or k.stream_k)]
+    insts = [gpu_reg.add(WGRAD, k) for k in keys if fam.supports(k, p) is None]
     assert insts
     for seed, inst in enumerate(insts):
         assert_matches_reference(gpu_reg, op, p, instance=inst.name, interpret=False, seed=seed)
