@@ -113,9 +113,9 @@ def _phase_reason(key, p: ConvProblem) -> str | None:
         return f"row phases need an even input height and width (H={H}, W={W})"
     if (dil_h, dil_w) != (1, 1):
         return f"row-phase kernels take dilation 1 (dilation {list(p.dilation)})"
-    if key.groups_per_block * p.Cg != key.source_box:
-        field = "block_n" if key.direction == "bwd_weight" else "block_k"
-        return (f"row phases need groups_per_block {key.groups_per_block} x Cg={p.Cg} == {field} {key.source_box} "
+    field = key.source_box_field
+    if key.groups_per_block * p.Cg != getattr(key, field):
+        return (f"row phases need groups_per_block {key.groups_per_block} x Cg={p.Cg} == {field} {getattr(key, field)} "
                 "(the channel box is one block of groups)")
     return None
 
@@ -132,6 +132,7 @@ class HaloKeyBase(_TmaTraits, KeyBase):
     stride: ClassVar[int] = 1
     split_k: ClassVar[int] = 1
     stream_k: ClassVar[int] = 0
+    source_box_field: ClassVar[str] = "block_k"  # the key field that is a source box's channels
     dtype: DType = attrs.field(converter=enum_converter(DType), validator=member_of(DType))
     block_h: int = attrs.field(validator=power_of_two_in(1, 128))
     block_w: int = attrs.field(validator=power_of_two_in(8, 128))
@@ -203,11 +204,6 @@ class ConvHaloKey(HaloKeyBase):
     @property
     def block_k(self) -> int:
         return self.block_n
-
-    @property
-    def source_box(self) -> int:
-        """Channels of a source (x) box: ``block_k``."""
-        return self.block_k
 
     @property
     def block_m(self) -> int:

@@ -73,6 +73,7 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     """
 
     direction: ClassVar[str] = "bwd_weight"
+    source_box_field: ClassVar[str] = "block_n"  # an x box holds block_n channels
     block_m: int = attrs.field(validator=power_of_two_in(16, 128))
     block_n: int = attrs.field(validator=power_of_two_in(16, 128))
     split_k: int = attrs.field(default=1, validator=int_in(1, 64))
@@ -91,11 +92,6 @@ class ConvHaloBwdWeightKey(HaloKeyBase):
     def tap_block(self) -> int:
         """Partial tiles per program: one per row tap (:func:`.family.split_workspaces`)."""
         return self.taps_h
-
-    @property
-    def source_box(self) -> int:
-        """Channels of an x box: ``block_n``."""
-        return self.block_n
 
     @property
     def programs(self) -> int:
