@@ -97,7 +97,8 @@ def test_facets_skip_families_that_cannot_serve(reg, fields):
 @pytest.mark.parametrize("op", CONV_OPS)
 def test_stride_and_filter_height_facets(reg, op):
     """A stride-2 problem skips the stride-1 halo kernels (and backward-data's TMA kernels, the
-    forward TMA kernels without row phases) and checks only the forward row-phase ones (``_st2``);
+    forward TMA kernels without row phases) and checks only the row-phase ones (``_st2``: forward
+    and backward-weight);
     a 5-row filter skips the 3-row halo kernels; a stride-1 3-row problem checks the stride-1 ones."""
     strided, five, three = (reg.problem(op, **f) for f in (CONV[4], CONV[5], CONV[0]))
     spec = reg.catalog.op(op)
@@ -108,7 +109,7 @@ def test_stride_and_filter_height_facets(reg, op):
     halo = {"grouped_conv_fwd": "conv_halo_fwd", "grouped_conv_bwd_data": "conv_halo_bwd_data",
             "grouped_conv_bwd_weight": "conv_halo_bwd_weight"}[op]
     phases = names(strided, halo)
-    assert all(n.endswith("_st2") for n in phases) and bool(phases) == (op == "grouped_conv_fwd")
+    assert all(n.endswith("_st2") for n in phases) and bool(phases) == (op != "grouped_conv_bwd_data")
     assert not names(five, halo) and names(three, halo)
     assert not any(n.endswith("_st2") for n in names(three, halo))
     tma = {i.name for i in reg._bucket_groups(op, spec.bucket(strided))[0] if i.family.startswith("conv_tma")}
