@@ -270,9 +270,10 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
         """Programs and SM waves; padding waste of the channel tiles and patches; patches per
         program; log of the multiply-adds issued; the partial sums' (:meth:`_sum_features`)."""
         g = geometry(self.direction, p)
-        programs = math.prod(self.grid(key, p))
+        tiles = self.dw_tiles(key, p)
+        programs = key.programs if key.stream_k else tiles * key.split_k  # the grid's
         if key.stream_k:  # patch steps shared evenly: a program's share, the issued work of every step
-            steps = self.dw_tiles(key, p) * self._steps(key, p)
+            steps = tiles * self._steps(key, p)
             k_steps = math.ceil(steps / programs)
             issued = steps * key.taps_h * key.block_m * key.block_n * key.block_k
         else:
@@ -280,14 +281,15 @@ class ConvHaloBwdWeight(GluonTmaConv, ConvTmaBwdWeight):
             issued = programs * key.taps_h * key.block_m * key.block_n * k_steps * key.block_k
         covered = p.Kg * p.Cg * p.taps * p.G * g["ND_dst"] * g["H_dst"] * g["W_dst"]
         return {**tile_features(programs, arch.sm_count, k_steps, issued / max(covered, 1) - 1.0, issued),
-                **self._sum_features(key, p)}
+                **self._sum_features(key, p, tiles)}
 
-    def _sum_features(self, key: ConvHaloBwdWeightKey, p: ConvProblem) -> dict[str, float]:
+    @staticmethod
+    def _sum_features(key: ConvHaloBwdWeightKey, p: ConvProblem, tiles: int) -> dict[str, float]:
         """What the partial sums cost: ``shares``, programs per dw tile (the split; stream-K: programs
         over tiles, at least 1); ``runs``, tile runs per program (1; stream-K: about (tiles + P - 1) /
         P, each a pipeline refill and an epilogue); ``log_partial_bytes``, log of the fp32 partial
-        bytes written (the dw elements of each partial run; 0 without partials)."""
-        tiles = self.dw_tiles(key, p)
+        bytes written (the dw elements of each partial run; 0 without partials). ``tiles``: the dw
+        tiles (:meth:`dw_tiles`)."""
         gpb = key.groups_per_block
         useful = min(gpb * p.Kg, key.block_m) * min(p.Cg, key.block_n) * key.taps_h * 4
         if key.stream_k:
